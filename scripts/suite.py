@@ -1,5 +1,986 @@
 #!/usr/bin/env python3
-"""Temporary stub; being written."""
+"""suite: the CUDA lesson suite's one tool (Python 3 standard library only).
+
+Subcommands (each a small function, cmd_*):
+  build                 configure and build every lesson, starter and exercise
+  run ID                run one recorded program run and diff it against its transcript
+  bless ID... | --all   record transcripts (the only subcommand that writes expected/)
+  check [--only NAME]   static checks: markers, common copies, starter drift, Build lines,
+                        transcript freshness, the GPU verification record
+  verify                (GPU) prove every program: transcripts, sanitizers, repeats,
+                        sm_75 PTX build, Compiler Explorer budget; writes verify.json/.md
+  list-runs, list-checks, cli-case   used by CMake/CTest
+
+Exit codes (one table, see EXIT_*): 0 success, 1 a check or run failed,
+2 bad usage, 77 no GPU (skipped).
+"""
+
+import argparse
+import concurrent.futures
+import datetime
+import difflib
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
 import sys
+import tempfile
+import time
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_FAIL = 1
+EXIT_USAGE = 2
+EXIT_SKIP = 77
+
+DEFAULT_GPU = "h200"
+# Compiler Explorer's limits with headroom (DESIGN.md, issue 7): one place only.
+BUDGET = {"wall_s_1core": 5.0, "peak_rss_mib": 200.0, "output_bytes": 32768}
+REPEAT_RUNS = 10
+SANITIZERS = ("memcheck", "racecheck", "initcheck", "synccheck")
+RUN_TIMEOUT_S = 300
+
+
+class SuiteError(Exception):
+    """An error with the exit code it maps to."""
+    code = EXIT_FAIL
+
+
+class UsageError(SuiteError):
+    code = EXIT_USAGE
+
+
+class Skipped(SuiteError):
+    code = EXIT_SKIP
+
+
+# ---------------------------------------------------------------------------
+# Transcript masking: values that change from run to run carry a unit, and one
+# table of rules replaces them by named placeholders. Everything else is exact.
+# Leading blanks are swallowed so right-aligned columns of different widths
+# compare equal.
+NUM = r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?"
+PLACEHOLDER_RULES = [
+    (re.compile(r"[ \t]*\b" + NUM + r" ms\b"), " [MS] ms"),
+    (re.compile(r"[ \t]*\b" + NUM + r" us\b"), " [US] us"),
+    (re.compile(r"[ \t]*\b" + NUM + r" s \(host clock\)"), " [S] s (host clock)"),
+    (re.compile(r"[ \t]*\b" + NUM + r" GFLOP/s\b"), " [GFLOPS] GFLOP/s"),
+    (re.compile(r"[ \t]*\b" + NUM + r" TFLOP/s\b"), " [TFLOPS] TFLOP/s"),
+    (re.compile(r"[ \t]*\b" + NUM + r" GB/s\b"), " [GBS] GB/s"),
+    (re.compile(r"[ \t]*\b" + NUM + r" TB/s\b"), " [TBS] TB/s"),
+    (re.compile(r"[ \t]*\b\d+\.\d+x(?![\w.])"), " [SPEEDUP]x"),
+    (re.compile(r"[ \t]*\b" + NUM + r"% of measured"), " [PCT]% of measured"),
+]
+# CSV columns whose values are timings or derived from timings.
+VOLATILE_CSV_COLUMNS = {
+    "ms", "median_ms", "min_ms", "max_ms", "mean_ms", "gflops", "tflops", "gbs",
+    "bw_gbs", "speedup", "rank", "pct_of_peak", "pct_of_roof", "spread_pct", "tie",
+}
+CSV_HEADER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(,[A-Za-z_][A-Za-z0-9_]*){2,}$")
+
+
+def mask_line(line):
+    for pattern, placeholder in PLACEHOLDER_RULES:
+        line = pattern.sub(placeholder, line)
+    return line
+
+
+def mask(text):
+    """Apply the placeholder rules (and the CSV column rule) to program output."""
+    out = []
+    header = None
+    for line in text.splitlines():
+        if CSV_HEADER.match(line):
+            cols = line.split(",")
+            header = cols if VOLATILE_CSV_COLUMNS.intersection(cols) else None
+            out.append(line)
+            continue
+        if header is not None and line.count(",") == len(header) - 1 and not line.startswith("#"):
+            cells = line.split(",")
+            cells = ["[VAR]" if name in VOLATILE_CSV_COLUMNS else cell
+                     for name, cell in zip(header, cells)]
+            out.append(",".join(cells))
+            continue
+        if not line.startswith("#"):
+            header = None
+        out.append(mask_line(line))
+    return "\n".join(out) + ("\n" if out else "")
+
+
+# ---------------------------------------------------------------------------
+# Source files: header lines and markers.
+MARKER_KINDS = ("common", "solution", "exercise", "snippet")
+OPEN_RE = re.compile(r"^\s*// (common|solution|exercise|snippet): ([A-Za-z0-9_.-]+)\s*$")
+CLOSE_RE = re.compile(r"^\s*// end (common|solution|exercise|snippet)(?:: ([A-Za-z0-9_.-]+))?\s*$")
+NEAR_MARKER_RE = re.compile(r"^\s*//\s*(end\s*)?(common|solution|exercise|snippet)\s*:?\s*\S*\s*$")
+HEADER_RE = re.compile(r"^// (Build|Run|Sanitize):\s*(.*?)\s*$")
+
+
+class Region:
+    def __init__(self, kind, name, open_line, close_line, body):
+        self.kind, self.name = kind, name
+        self.open_line, self.close_line = open_line, close_line  # 1-based
+        self.body = body  # the lines between the markers, newlines kept
+
+    def __repr__(self):
+        return f"Region({self.kind}:{self.name} {self.open_line}-{self.close_line})"
+
+
+def parse_regions(rel, text):
+    """Return (regions, errors). Errors are 'file:line: message' strings."""
+    lines = text.splitlines(keepends=True)
+    regions, errors, open_ = [], [], {}
+    seen = {}
+    for no, line in enumerate(lines, 1):
+        stripped = line.rstrip("\n")
+        m_open, m_close = OPEN_RE.match(stripped), CLOSE_RE.match(stripped)
+        if m_open:
+            kind, name = m_open.groups()
+            if kind in open_:
+                errors.append(f"{rel}:{no}: malformed: '{kind}: {name}' opened inside "
+                              f"'{kind}: {open_[kind][0]}' (line {open_[kind][1]}); {kind} markers do not nest")
+                continue
+            if (kind, name) in seen:
+                errors.append(f"{rel}:{no}: malformed: duplicate {kind} '{name}' (first at line {seen[(kind, name)]})")
+            seen[(kind, name)] = no
+            open_[kind] = (name, no)
+        elif m_close:
+            kind, name = m_close.groups()
+            if kind not in open_:
+                errors.append(f"{rel}:{no}: malformed: 'end {kind}' without an open {kind} marker")
+                continue
+            open_name, open_no = open_.pop(kind)
+            if kind == "common" and name != open_name:
+                errors.append(f"{rel}:{no}: malformed: 'end common: {name}' closes 'common: {open_name}' (line {open_no})")
+            elif kind != "common" and name is not None:
+                errors.append(f"{rel}:{no}: malformed: 'end {kind}' takes no name")
+            regions.append(Region(kind, open_name, open_no, no, "".join(lines[open_no:no - 1])))
+        elif NEAR_MARKER_RE.match(stripped):
+            errors.append(f"{rel}:{no}: malformed marker (expected '// KIND: NAME' or '// end KIND'): {stripped.strip()}")
+    for kind, (name, no) in open_.items():
+        errors.append(f"{rel}:{no}: malformed: '{kind}: {name}' is never closed (unterminated)")
+    regions.sort(key=lambda r: r.open_line)
+    return regions, errors
+
+
+def parse_header(text):
+    """The Build:/Run:/Sanitize: lines of the leading comment block."""
+    found = {"Build": [], "Run": [], "Sanitize": []}
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.startswith("//"):
+            break
+        m = HEADER_RE.match(line)
+        if m:
+            found[m.group(1)].append((no, m.group(2)))
+    return found
+
+
+class Program:
+    """A lesson or a starter source file."""
+
+    def __init__(self, root, path):
+        self.root, self.path = root, path
+        self.rel = path.relative_to(root).as_posix()
+        self.name = path.stem
+        self.is_starter = path.parent.name == "starter"
+        self.target = self.name + ("_starter" if self.is_starter else "")
+
+    @property
+    def text(self):
+        return self.path.read_text(encoding="utf-8")
+
+    def sha256(self):
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+    def header(self):
+        return parse_header(self.text)
+
+    def runs(self):
+        """Recorded runs: every Run: line of a lesson, the first of a starter."""
+        lines = self.header()["Run"]
+        if self.is_starter:
+            lines = lines[:1]
+        runs = []
+        for index, (no, cmd) in enumerate(lines):
+            argv = shlex.split(cmd)
+            if not argv or argv[0] != "./" + self.name:
+                raise SuiteError(f"{self.rel}:{no}: Run: line must start with ./{self.name}: {cmd}")
+            runs.append(Run(self, argv[1:], index))
+        return runs
+
+    def sanitize_args(self):
+        lines = self.header()["Sanitize"]
+        if lines:
+            return shlex.split(lines[0][1])[1:]
+        runs = self.runs()
+        return runs[0].args if runs else []
+
+
+class Run:
+    def __init__(self, program, args, index):
+        self.program, self.args, self.index = program, args, index
+        slug = re.sub(r"[^A-Za-z0-9]+", "_", " ".join(args)).strip("_")
+        base = ("starter/" if program.is_starter else "") + program.name
+        self.id = base if index == 0 else f"{base}@{slug or index}"
+
+    def command(self):
+        return " ".join(["./" + self.program.name] + [shlex.quote(a) for a in self.args])
+
+    def transcript_path(self, gpu):
+        return self.program.root / "expected" / gpu / (self.id + ".txt")
+
+
+def programs(root):
+    found = []
+    for sub in ("lessons", "starter"):
+        found += [Program(root, p) for p in sorted((root / sub).glob("*.cu"))]
+    return found
+
+
+def all_runs(root):
+    return [run for prog in programs(root) for run in prog.runs()]
+
+
+def find_run(root, run_id):
+    for run in all_runs(root):
+        if run.id == run_id:
+            return run
+    known = ", ".join(r.id for r in all_runs(root)) or "none"
+    raise UsageError(f"unknown run '{run_id}' (known: {known})")
+
+
+# ---------------------------------------------------------------------------
+# Transcripts.
+def format_transcript(run, gpu_name, toolkit, result):
+    out, err = mask(result["stdout"]), mask(result["stderr"])
+    head = [
+        "# suite transcript: written by 'scripts/suite.py bless'; never edit by hand",
+        f"# command: {run.command()}",
+        f"# source: {run.program.rel}",
+        f"# source_sha256: {run.program.sha256()}",
+        f"# gpu: {gpu_name}",
+        f"# toolkit: {toolkit}",
+        f"# exit_code: {result['exit_code']}",
+    ]
+    body = [f"--- stdout: {len(out.splitlines())} lines", out.rstrip("\n"),
+            f"--- stderr: {len(err.splitlines())} lines", err.rstrip("\n")]
+    body = [b for b in body if b != ""]
+    return "\n".join(head + body) + "\n"
+
+
+def parse_transcript(path):
+    """Return dict with header fields, 'stdout', 'stderr'; raise SuiteError if malformed."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    info, i = {}, 0
+    while i < len(lines) and lines[i].startswith("# "):
+        key, _, value = lines[i][2:].partition(": ")
+        info[key] = value
+        i += 1
+    for stream in ("stdout", "stderr"):
+        m = re.match(r"^--- " + stream + r": (\d+) lines$", lines[i] if i < len(lines) else "")
+        if not m:
+            raise SuiteError(f"{path}:{i + 1}: malformed transcript: expected '--- {stream}: N lines'")
+        count = int(m.group(1))
+        chunk = lines[i + 1:i + 1 + count]
+        if len(chunk) != count:
+            raise SuiteError(f"{path}: malformed transcript: {stream} is shorter than {count} lines")
+        info[stream] = "\n".join(chunk) + ("\n" if chunk else "")
+        i += 1 + count
+    for key in ("source", "source_sha256", "exit_code", "command"):
+        if key not in info:
+            raise SuiteError(f"{path}:1: malformed transcript: header lacks '{key}'")
+    return info
+
+
+def compare_with_transcript(expected, result, label):
+    """Return a list of human-readable differences (empty when it matches)."""
+    problems = []
+    if str(result["exit_code"]) != expected["exit_code"]:
+        problems.append(f"{label}: exit code {result['exit_code']}, transcript says {expected['exit_code']}")
+    for stream in ("stdout", "stderr"):
+        got = mask(result[stream])
+        if got != expected[stream]:
+            diff = difflib.unified_diff(expected[stream].splitlines(), got.splitlines(),
+                                        f"transcript {stream}", f"this run's {stream}", lineterm="")
+            problems.append(f"{label}: {stream} differs from the transcript:\n" + "\n".join(diff))
+    return problems
+
+
+# ---------------------------------------------------------------------------
+# Running programs.
+def default_bin_dir(root):
+    return root / "build" / "dev" / "bin"
+
+
+def run_binary(binary, args, timeout=RUN_TIMEOUT_S, prefix=(), pin_cpu=None):
+    """Run a program; return stdout, stderr, exit code and resource figures."""
+    def pin():
+        if pin_cpu is not None:
+            os.sched_setaffinity(0, {pin_cpu})
+    start = time.monotonic()
+    proc = subprocess.Popen(list(prefix) + [str(binary)] + list(args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, preexec_fn=pin if pin_cpu is not None else None)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, err = proc.communicate()
+        raise SuiteError(f"{binary.name} {' '.join(args)}: timed out after {timeout} s")
+    wall = time.monotonic() - start
+    return {"stdout": out.decode("utf-8", "replace"), "stderr": err.decode("utf-8", "replace"),
+            "exit_code": proc.returncode, "wall_s": wall, "output_bytes": len(out) + len(err)}
+
+
+def run_measured(binary, args, cpu):
+    """Run pinned to one CPU and read its own rusage (wall, CPU seconds, peak RSS)."""
+    r_out, w_out = os.pipe()
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # child
+        try:
+            os.sched_setaffinity(0, {cpu})
+            os.dup2(w_out, 1)
+            os.dup2(w_out, 2)
+            os.execv(str(binary), [str(binary)] + list(args))
+        finally:
+            os._exit(127)
+    os.close(w_out)
+    size = 0
+    with os.fdopen(r_out, "rb") as pipe:
+        for chunk in iter(lambda: pipe.read(65536), b""):
+            size += len(chunk)
+    _, status, usage = os.wait4(pid, 0)
+    wall = time.monotonic() - start
+    return {"exit_code": os.waitstatus_to_exitcode(status), "wall_s_1core": round(wall, 3),
+            "cpu_s_1core": round(usage.ru_utime + usage.ru_stime, 3),
+            "peak_rss_mib": round(usage.ru_maxrss / 1024.0, 1), "output_bytes": size}
+
+
+def gpu_facts():
+    """(name, slug, toolkit) of this machine's GPU, or None without one."""
+    try:
+        name = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader", "-i", "0"],
+                              capture_output=True, text=True, timeout=60).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if not name:
+        return None
+    slug = re.sub(r"[^a-z0-9]+", "", name.lower().replace("nvidia", "").replace("tesla", ""))
+    return name, slug or "gpu", nvcc_version()
+
+
+def nvcc_version():
+    try:
+        text = subprocess.run(["nvcc", "--version"], capture_output=True, text=True).stdout
+    except OSError:
+        return "unknown"
+    m = re.search(r"release (\d+\.\d+)", text)
+    return m.group(1) if m else "unknown"
+
+
+def binary_for(root, run, bin_dir):
+    binary = Path(bin_dir or default_bin_dir(root)) / run.program.target
+    if not binary.exists():
+        if bin_dir is not None:
+            raise SuiteError(f"{binary} does not exist; build it first (scripts/suite.py build)")
+        cmd_build_impl(root, [run.program.target])
+    return binary
+
+
+def transcript_gpu(root, gpu, facts):
+    """Which expected/<gpu>/ to compare with, with a note when falling back."""
+    if gpu:
+        return gpu
+    if facts and (root / "expected" / facts[1]).is_dir():
+        return facts[1]
+    if facts:
+        print(f"note: no transcripts recorded for {facts[0]}; comparing with {DEFAULT_GPU}'s "
+              f"(device facts and timings may differ)", file=sys.stderr)
+    return DEFAULT_GPU
+
+
+# ---------------------------------------------------------------------------
+# Subcommands.
+def cmd_build_impl(root, targets=()):
+    subprocess.run(["cmake", "--preset", "dev"], cwd=root, check=True, stdout=subprocess.DEVNULL)
+    cmd = ["cmake", "--build", "--preset", "dev"]
+    if targets:
+        cmd += ["--target"] + list(targets)
+    subprocess.run(cmd, cwd=root, check=True)
+
+
+def cmd_build(args):
+    """Configure and build every lesson, starter and exercise (preset 'dev')."""
+    try:
+        cmd_build_impl(args.root, args.targets)
+    except subprocess.CalledProcessError as exc:
+        raise SuiteError(f"build failed: {' '.join(exc.cmd)} exited {exc.returncode}")
+    return EXIT_OK
+
+
+def cmd_run(args):
+    """Run one program run and compare it with its transcript."""
+    root = args.root
+    run = find_run(root, args.id)
+    binary = binary_for(root, run, args.bin_dir)
+    result = run_binary(binary, run.args)
+    sys.stdout.write(result["stdout"])
+    sys.stderr.write(result["stderr"])
+    if result["exit_code"] == EXIT_SKIP:
+        print(f"skipped: {run.id} needs a CUDA GPU (exit 77)", file=sys.stderr)
+        return EXIT_SKIP
+    gpu = transcript_gpu(root, args.gpu, gpu_facts())
+    path = run.transcript_path(gpu)
+    if not path.exists():
+        raise SuiteError(f"{run.id}: no transcript at {path.relative_to(root)}; record one with "
+                         f"'scripts/suite.py bless {run.id}' on a GPU machine")
+    expected = parse_transcript(path)
+    problems = compare_with_transcript(expected, result, run.id)
+    if expected["source_sha256"] != run.program.sha256():
+        problems.append(f"{run.id}: transcript {path.relative_to(root)} was recorded from another "
+                        f"version of {run.program.rel} (stale); re-record it with bless")
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        print(f"FAILED: {run.id} does not match {path.relative_to(root)}", file=sys.stderr)
+        return EXIT_FAIL
+    print(f"ok: {run.id} matches {path.relative_to(root)} (exit {result['exit_code']})", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_bless(args):
+    """Record transcripts on this machine's GPU (the only subcommand that writes expected/)."""
+    root = args.root
+    if not args.all and not args.ids:
+        raise UsageError("bless: name runs to record, or --all")
+    facts = gpu_facts()
+    if facts is None:
+        raise Skipped("bless: no NVIDIA GPU here (nvidia-smi found none); transcripts come only from real runs")
+    runs = all_runs(root) if args.all else [find_run(root, i) for i in args.ids]
+    gpu = args.gpu or facts[1]
+    for run in runs:
+        binary = binary_for(root, run, args.bin_dir)
+        result = run_binary(binary, run.args)
+        if result["exit_code"] == EXIT_SKIP:
+            raise SuiteError(f"bless: {run.id} exited 77 (no usable device); nothing recorded")
+        path = run.transcript_path(gpu)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(format_transcript(run, facts[0], facts[2], result), encoding="utf-8")
+        print(f"recorded {path.relative_to(root)} (exit {result['exit_code']})")
+    return EXIT_OK
+
+
+# --- static checks: each returns a list of 'file:line: message' strings.
+def check_markers(root):
+    """Markers are well formed, balanced, unique; header has one Build: and a Run: line."""
+    errors = []
+    for prog in programs(root):
+        errors += parse_regions(prog.rel, prog.text)[1]
+        header = prog.header()
+        if len(header["Build"]) != 1:
+            errors.append(f"{prog.rel}:1: header needs exactly one '// Build:' line (found {len(header['Build'])})")
+        if not header["Run"]:
+            errors.append(f"{prog.rel}:1: header needs a '// Run: ./{prog.name} ...' line")
+        try:
+            prog.runs()
+        except SuiteError as exc:
+            errors.append(str(exc))
+        wrong = "solution" if prog.is_starter else "exercise"
+        for region in parse_regions(prog.rel, prog.text)[0]:
+            if region.kind == wrong:
+                errors.append(f"{prog.rel}:{region.open_line}: a {'starter' if prog.is_starter else 'lesson'} "
+                              f"may not hold '{wrong}' regions")
+    return errors
+
+
+def check_common(root):
+    """Every fenced common block is a byte-for-byte copy of common/NAME.cuh."""
+    errors = []
+    for prog in programs(root):
+        regions, _ = parse_regions(prog.rel, prog.text)
+        names = [r.name for r in regions if r.kind == "common"]
+        if "cuda_check" not in names:
+            errors.append(f"{prog.rel}:1: does not carry the common block 'cuda_check' (error macro, exit 77)")
+        for region in regions:
+            if region.kind != "common":
+                continue
+            canon_path = root / "common" / (region.name + ".cuh")
+            if not canon_path.exists():
+                errors.append(f"{prog.rel}:{region.open_line}: unknown common block '{region.name}' "
+                              f"(no common/{region.name}.cuh)")
+                continue
+            canon = canon_path.read_text(encoding="utf-8").splitlines(keepends=True)
+            copy = region.body.splitlines(keepends=True)
+            if canon != copy:
+                for i, (a, b) in enumerate(zip(canon + [None] * len(copy), copy + [None] * len(canon))):
+                    if a != b:
+                        errors.append(f"{prog.rel}:{region.open_line + 1 + i}: copy of common block "
+                                      f"'{region.name}' differs from common/{region.name}.cuh line {i + 1}: "
+                                      f"expected {a!r}, found {b!r}")
+                        break
+    return errors
+
+
+def segments(text, kind):
+    """Split a file into (outside-lines, region names) for the starter drift check."""
+    lines = text.splitlines(keepends=True)
+    regions, _ = parse_regions("", text)
+    regions = [r for r in regions if r.kind == kind]
+    outside, names, pos = [], [], 0
+    for r in regions:
+        outside.append((pos + 1, lines[pos:r.open_line - 1]))
+        names.append(r.name)
+        pos = r.close_line
+    outside.append((pos + 1, lines[pos:]))
+    return outside, names
+
+
+def check_starters(root):
+    """Each lesson has a starter; outside solution/exercise regions they are identical."""
+    errors = []
+    lessons = {p.name: p for p in programs(root) if not p.is_starter}
+    starters = {p.name: p for p in programs(root) if p.is_starter}
+    for name in sorted(set(lessons) - set(starters)):
+        errors.append(f"{lessons[name].rel}:1: lesson has no starter (starter/{name}.cu)")
+    for name in sorted(set(starters) - set(lessons)):
+        errors.append(f"{starters[name].rel}:1: starter has no lesson (lessons/{name}.cu)")
+    for name in sorted(set(lessons) & set(starters)):
+        lesson, starter = lessons[name], starters[name]
+        l_out, l_names = segments(lesson.text, "solution")
+        s_out, s_names = segments(starter.text, "exercise")
+        if not l_names:
+            errors.append(f"{lesson.rel}:1: lesson has no '// solution: NAME' region")
+        if l_names != s_names:
+            errors.append(f"{starter.rel}:1: exercise regions {s_names} do not match the lesson's "
+                          f"solution regions {l_names} (same names, same order)")
+            continue
+        for (l_start, l_lines), (s_start, s_lines) in zip(l_out, s_out):
+            l_norm = [x.replace("// solution:", "// REGION:").replace("// end solution", "// end REGION") for x in l_lines]
+            s_norm = [x.replace("// exercise:", "// REGION:").replace("// end exercise", "// end REGION") for x in s_lines]
+            if l_norm == s_norm:
+                continue
+            for i in range(max(len(l_norm), len(s_norm))):
+                a = l_norm[i] if i < len(l_norm) else None
+                b = s_norm[i] if i < len(s_norm) else None
+                if a != b:
+                    errors.append(f"{starter.rel}:{s_start + i}: drifted from {lesson.rel}:{l_start + i} outside "
+                                  f"the exercise regions: lesson has {a!r}, starter has {b!r}")
+                    break
+            break
+    return errors
+
+
+def check_build_lines(root):
+    """Every file's Build: line compiles that file alone in an empty folder."""
+    def one(prog):
+        header = prog.header()["Build"]
+        if len(header) != 1:
+            return []  # reported by the markers check
+        no, cmd = header[0]
+        argv = shlex.split(cmd)
+        if not argv or argv[0] != "nvcc":
+            return [f"{prog.rel}:{no}: Build: line must start with nvcc: {cmd}"]
+        if prog.path.name not in argv or "-o" not in argv:
+            return [f"{prog.rel}:{no}: Build: line must compile {prog.path.name} with -o {prog.name}"]
+        with tempfile.TemporaryDirectory(prefix="suite-build-") as tmp:
+            shutil.copy(prog.path, Path(tmp) / prog.path.name)
+            try:
+                done = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=600)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                return [f"{prog.rel}:{no}: Build: line could not run: {exc}"]
+            if done.returncode != 0:
+                first = (done.stderr.strip().splitlines() or ["(no output)"])[0]
+                return [f"{prog.rel}:{no}: Build: line fails alone in an empty folder (exit "
+                        f"{done.returncode}): {first}"]
+            out = argv[argv.index("-o") + 1] if argv.index("-o") + 1 < len(argv) else ""
+            if not (Path(tmp) / out).exists():
+                return [f"{prog.rel}:{no}: Build: line produced no '{out}'"]
+        return []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1))) as pool:
+        results = list(pool.map(one, programs(root)))
+    return [e for r in results for e in r]
+
+
+def check_transcripts(root, gpu=DEFAULT_GPU):
+    """Every run has a well-formed transcript recorded from the current source."""
+    errors = []
+    wanted = {}
+    for run in all_runs(root):
+        path = run.transcript_path(gpu)
+        wanted[path] = run
+        rel = path.relative_to(root)
+        if not path.exists():
+            errors.append(f"{run.program.rel}:1: run '{run.id}' has no transcript {rel} "
+                          f"(record it on the GPU: scripts/suite.py bless {run.id})")
+            continue
+        try:
+            info = parse_transcript(path)
+        except SuiteError as exc:
+            errors.append(str(exc))
+            continue
+        if info["source_sha256"] != run.program.sha256():
+            errors.append(f"{rel}:4: stale: recorded from another version of {run.program.rel} "
+                          f"(sha256 {info['source_sha256'][:12]}..., now {run.program.sha256()[:12]}...); "
+                          f"re-record with bless on the GPU")
+        if info["source"] != run.program.rel or info["command"] != run.command():
+            errors.append(f"{rel}:2: transcript is of '{info['command']}' from {info['source']}, "
+                          f"expected '{run.command()}' from {run.program.rel}")
+    base = root / "expected" / gpu
+    for path in sorted(base.rglob("*.txt")) if base.is_dir() else []:
+        if path not in wanted:
+            errors.append(f"{path.relative_to(root)}:1: orphan transcript: no Run: line records it")
+    return errors
+
+
+def check_verify_record(root, gpu=DEFAULT_GPU):
+    """expected/<gpu>/verify.json covers every program, is current and records no failure."""
+    path = root / "expected" / gpu / "verify.json"
+    rel = path.relative_to(root)
+    if not path.exists():
+        return [f"{rel}:1: missing: run 'scripts/suite.py verify' on the GPU"]
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        return [f"{rel}:{exc.lineno}: malformed JSON: {exc.msg}"]
+    errors = []
+    entries = {e.get("program"): e for e in record.get("programs", [])}
+    for prog in programs(root):
+        entry = entries.get(prog.rel)
+        where = f"{rel}: {prog.rel}"
+        if entry is None:
+            errors.append(f"{where}: missing from the GPU verification record (run verify)")
+            continue
+        if entry.get("source_sha256") != prog.sha256():
+            errors.append(f"{where}: stale: verified from another version of the source (run verify)")
+        errors += verify_entry_problems(entry, where, lesson=not prog.is_starter)
+    return errors
+
+
+def verify_entry_problems(entry, where, lesson):
+    """Findings, mismatches and budget overruns recorded in one verify.json entry."""
+    errors = []
+    if not entry.get("transcript_match"):
+        errors.append(f"{where}: transcript_match is not true")
+    if not entry.get("repeat_identical"):
+        errors.append(f"{where}: repeat_identical is not true")
+    for tool in SANITIZERS:
+        findings = entry.get("sanitizer", {}).get(tool)
+        if findings != 0:
+            errors.append(f"{where}: compute-sanitizer {tool} findings: {findings}")
+    if lesson:
+        if entry.get("sm75_ptx_identical") is not True:
+            errors.append(f"{where}: sm75_ptx_identical is not true")
+        for key, limit in BUDGET.items():
+            value = entry.get(key)
+            if not isinstance(value, (int, float)) or value > limit:
+                errors.append(f"{where}: {key} = {value} exceeds the Compiler Explorer budget {limit}")
+    for mutant in entry.get("mutants", []):
+        if not mutant.get("killed") and not mutant.get("blind_spot"):
+            errors.append(f"{where}: mutant '{mutant.get('name')}' survived")
+    return errors
+
+
+CHECKS = {
+    "markers": check_markers,
+    "common": check_common,
+    "starters": check_starters,
+    "build-lines": check_build_lines,
+    "transcripts": check_transcripts,
+    "verify-record": check_verify_record,
+}
+
+
+def cmd_check(args):
+    """Run the static checks (never writes); print every problem; exit 1 if any."""
+    names = args.only or list(CHECKS)
+    unknown = [n for n in names if n not in CHECKS]
+    if unknown:
+        raise UsageError(f"check: unknown check {unknown[0]!r} (known: {', '.join(CHECKS)})")
+    if not programs(args.root):
+        raise UsageError("check: no lessons/*.cu or starter/*.cu found under " + str(args.root))
+    failed = 0
+    for name in names:
+        errors = CHECKS[name](args.root)
+        for e in errors:
+            print(f"error: [{name}] {e}", file=sys.stderr)
+        print(f"check {name}: {'FAILED (' + str(len(errors)) + ')' if errors else 'ok'}")
+        failed += bool(errors)
+    return EXIT_FAIL if failed else EXIT_OK
+
+
+def cmd_list_runs(args):
+    """Print every recorded run's id (CMake makes one GPU test of each)."""
+    for run in all_runs(args.root):
+        print(run.id)
+    return EXIT_OK
+
+
+def cmd_list_checks(args):
+    """Print the static checks' names (CMake makes one test of each)."""
+    for name in CHECKS:
+        print(name)
+    return EXIT_OK
+
+
+def parse_cli_row(row):
+    parts = [p.strip() for p in row.split("|", 2)]
+    if len(parts) != 3 or not parts[1]:
+        raise UsageError(f"cli-case: malformed row (want 'EXPECT | TEXT | ARGS'): {row}")
+    expect, text, argline = parts
+    if expect != "ok" and not expect.isdigit():
+        raise UsageError(f"cli-case: EXPECT must be 'ok' or an exit code, got {expect!r}")
+    return expect, text, shlex.split(argline)
+
+
+def cmd_cli_case(args):
+    """Run one row of a command-line table (tests/cli/NAME.txt) against a built lesson."""
+    expect, text, argv = parse_cli_row(args.row)
+    result = run_binary(Path(args.bin), argv, timeout=120)
+    rc, err_lines = result["exit_code"], result["stderr"].splitlines()
+    problems = []
+    first = err_lines[0] if err_lines else ""
+    if expect == "ok":
+        if rc not in (EXIT_OK, EXIT_SKIP):
+            problems.append(f"exit {rc}, expected 0 (GPU) or 77 (no GPU)")
+        if rc == EXIT_SKIP and "no usable CUDA device" not in first:
+            problems.append(f"exit 77 without the one-line 'no usable CUDA device' message: {first!r}")
+    else:
+        if rc != int(expect):
+            problems.append(f"exit {rc}, expected {expect}")
+        if text not in first:
+            problems.append(f"first stderr line {first!r} does not mention {text!r}")
+        if int(expect) == EXIT_USAGE:
+            if not first.startswith("error:"):
+                problems.append(f"first stderr line should start with 'error:': {first!r}")
+            if result["stdout"]:
+                problems.append("a bad command line must print nothing on stdout")
+            if not any("usage" in line.lower() for line in err_lines[1:]):
+                problems.append("the error line must be followed by the usage")
+    label = " ".join(shlex.quote(a) for a in argv)
+    if problems:
+        print(f"FAILED: {Path(args.bin).name} {label}: " + "; ".join(problems), file=sys.stderr)
+        return EXIT_FAIL
+    print(f"ok: {Path(args.bin).name} {label} -> exit {rc}: {first}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------
+# GPU verification.
+SANITIZER_SUMMARY = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+) (?:errors?|hazards?)")
+
+
+def sanitizer_findings(binary, args, tool):
+    cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20"]
+    if tool == "racecheck":
+        cmd += ["--racecheck-report", "all"]
+    try:
+        result = run_binary(binary, args, timeout=RUN_TIMEOUT_S, prefix=cmd)
+    except SuiteError as exc:
+        return None, str(exc)
+    text = result["stdout"] + result["stderr"]
+    counts = [int(n) for n in SANITIZER_SUMMARY.findall(text)]
+    if not counts:
+        return None, f"no sanitizer summary (exit {result['exit_code']}): {text[-400:]}"
+    return sum(counts), text if sum(counts) else ""
+
+
+def build_dir(root, name, archs, progs):
+    bdir = root / "build" / name
+    subprocess.run(["cmake", "-S", str(root), "-B", str(bdir), "-G", "Ninja",
+                    "-DCMAKE_BUILD_TYPE=Release", f"-DCMAKE_CUDA_ARCHITECTURES={archs}"],
+                   check=True, stdout=subprocess.DEVNULL)
+    targets = [p.target for p in progs]
+    subprocess.run(["cmake", "--build", str(bdir), "--target"] + targets, check=True,
+                   stdout=subprocess.DEVNULL)
+    return bdir / "bin"
+
+
+def cmd_verify(args):
+    """(GPU) Prove every program and write expected/<gpu>/verify.json and verify.md."""
+    root = args.root
+    facts = gpu_facts()
+    if facts is None:
+        raise Skipped("verify: no NVIDIA GPU here (nvidia-smi found none)")
+    gpu = args.gpu or facts[1]
+    t0 = time.monotonic()
+    progs = programs(root)
+    if args.only:
+        progs = [p for p in progs if p.name in args.only or p.rel in args.only]
+        if not progs:
+            raise UsageError(f"verify: --only {args.only} selects no program")
+    native = build_dir(root, "verify-native", "75;90", progs)
+    ptx75 = build_dir(root, "verify-sm75", "75", progs)
+    log = []
+    entries = {p.rel: {"program": p.rel, "source_sha256": p.sha256(), "sanitizer": {}} for p in progs}
+    workers = max(1, min(8, (os.cpu_count() or 2) - 1))
+
+    # 1. Sanitizers, in parallel (correctness only; timings are meaningless there).
+    jobs = [(p, tool) for p in progs for tool in SANITIZERS]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(sanitizer_findings, native / p.target, p.sanitize_args(), tool): (p, tool)
+                   for p, tool in jobs}
+        for fut in concurrent.futures.as_completed(futures):
+            p, tool = futures[fut]
+            count, text = fut.result()
+            entries[p.rel]["sanitizer"][tool] = count
+            if count != 0:
+                log.append(f"== {p.rel} {tool}: {count}\n{text}")
+
+    # 2. Every run against its transcript; each lesson's default run repeated; sm_75 PTX build.
+    def runs_of(p):
+        return p.runs()
+
+    def check_runs(p):
+        notes, match, identical, ptx_same, exit_code = [], True, True, None, None
+        for run in runs_of(p):
+            result = run_binary(native / p.target, run.args)
+            if run.index == 0:
+                exit_code = result["exit_code"]
+            path = run.transcript_path(gpu)
+            if not path.exists():
+                match = False
+                notes.append(f"{run.id}: no transcript")
+                continue
+            expected = parse_transcript(path)
+            problems = compare_with_transcript(expected, result, run.id)
+            if expected["source_sha256"] != p.sha256():
+                problems.append(f"{run.id}: stale transcript")
+            if problems:
+                match = False
+                notes += problems
+            if not p.is_starter:
+                other = run_binary(ptx75 / p.target, run.args)
+                same = mask(other["stdout"]) == mask(result["stdout"]) and \
+                    mask(other["stderr"]) == mask(result["stderr"]) and other["exit_code"] == result["exit_code"]
+                ptx_same = same if ptx_same is None else (ptx_same and same)
+                if not same:
+                    notes.append(f"{run.id}: sm_75 PTX build prints differently")
+        first = runs_of(p)[0]
+        reference = None
+        repeats = REPEAT_RUNS if not p.is_starter else 2
+        for _ in range(repeats):
+            r = run_binary(native / p.target, first.args)
+            key = (mask(r["stdout"]), mask(r["stderr"]), r["exit_code"])
+            if reference is None:
+                reference = key
+            elif key != reference:
+                identical = False
+                notes.append(f"{first.id}: repeat run differs")
+                break
+        return p, match, identical, ptx_same, exit_code, repeats, notes
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=min(4, workers)) as pool:
+        for p, match, identical, ptx_same, exit_code, repeats, notes in pool.map(check_runs, progs):
+            e = entries[p.rel]
+            e.update({"exit_code": exit_code, "transcript_match": match, "repeat_runs": repeats,
+                      "repeat_identical": identical})
+            if not p.is_starter:
+                e["sm75_ptx_identical"] = bool(ptx_same)
+            log += notes
+
+    # 3. Compiler Explorer budget: each lesson's default run alone, pinned to one core.
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    for p in progs:
+        if p.is_starter:
+            continue
+        m = run_measured(native / p.target, p.runs()[0].args, cpu)
+        entries[p.rel].update({k: m[k] for k in ("wall_s_1core", "cpu_s_1core", "peak_rss_mib", "output_bytes")})
+
+    record = {
+        "gpu": facts[0], "toolkit": facts[2],
+        "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "total_wall_s": round(time.monotonic() - t0, 1),
+        "budget": BUDGET,
+        "programs": [entries[p.rel] for p in progs],
+    }
+    out_dir = root / "expected" / gpu
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if args.only and (out_dir / "verify.json").exists():  # merge a partial run into the record
+        old = json.loads((out_dir / "verify.json").read_text(encoding="utf-8"))
+        kept = [e for e in old.get("programs", []) if e.get("program") not in entries]
+        record["programs"] = sorted(kept + record["programs"], key=lambda e: e["program"])
+    (out_dir / "verify.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    (out_dir / "verify.md").write_text(verify_table(record), encoding="utf-8")
+    (root / "build" / "verify.log").write_text("\n\n".join(log) + "\n", encoding="utf-8")
+    print(verify_table(record))
+    problems = [p for e in record["programs"]
+                for p in verify_entry_problems(e, e["program"], lesson=e["program"].startswith("lessons/"))]
+    for p in problems:
+        print("error: " + p, file=sys.stderr)
+    print(f"verify: {len(problems)} problem(s); details in build/verify.log", file=sys.stderr)
+    return EXIT_FAIL if problems else EXIT_OK
+
+
+def verify_table(record):
+    rows = [f"# GPU verification: {record['gpu']}, CUDA {record['toolkit']}, {record['recorded_at']}",
+            "", f"Whole `scripts/suite.py verify`: {record['total_wall_s']} s wall. "
+            f"Budget per lesson (one core): wall <= {BUDGET['wall_s_1core']} s, "
+            f"peak RSS <= {BUDGET['peak_rss_mib']} MiB, output <= {BUDGET['output_bytes']} bytes.", "",
+            "| program | exit | transcript | sanitizer findings (mem/race/init/sync) | repeats identical | "
+            "sm_75 PTX same | wall s | cpu s | peak RSS MiB | output bytes |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for e in record["programs"]:
+        san = "/".join(str(e.get("sanitizer", {}).get(t)) for t in SANITIZERS)
+        rows.append(f"| {e['program']} | {e.get('exit_code')} | {'match' if e.get('transcript_match') else 'MISMATCH'} | "
+                    f"{san} | {e.get('repeat_runs')}x {'yes' if e.get('repeat_identical') else 'NO'} | "
+                    f"{e.get('sm75_ptx_identical', '-')} | {e.get('wall_s_1core', '-')} | {e.get('cpu_s_1core', '-')} | "
+                    f"{e.get('peak_rss_mib', '-')} | {e.get('output_bytes', '-')} |")
+    return "\n".join(rows) + "\n"
+
+
+# ---------------------------------------------------------------------------
+def build_parser():
+    parser = argparse.ArgumentParser(prog="suite.py", description=__doc__.splitlines()[0])
+    parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="repository root (default: this checkout)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name, func, help_text):
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(func=func)
+        return p
+
+    p = add("build", cmd_build, cmd_build.__doc__)
+    p.add_argument("targets", nargs="*", help="CMake targets (default: all)")
+    p = add("run", cmd_run, cmd_run.__doc__)
+    p.add_argument("id", help="run id, e.g. testing, starter/testing (see list-runs)")
+    p = add("bless", cmd_bless, cmd_bless.__doc__)
+    p.add_argument("ids", nargs="*", help="run ids")
+    p.add_argument("--all", action="store_true", help="record every run")
+    for p in (sub.choices["run"], sub.choices["bless"]):
+        p.add_argument("--bin-dir", type=Path, default=None, help="where the built programs are")
+        p.add_argument("--gpu", default=None, help="transcript folder under expected/ (default: this GPU)")
+    p = add("check", cmd_check, cmd_check.__doc__)
+    p.add_argument("--only", action="append", metavar="CHECK", help="run only this check (repeatable)")
+    p = add("verify", cmd_verify, cmd_verify.__doc__)
+    p.add_argument("--gpu", default=None)
+    p.add_argument("--only", action="append", metavar="PROGRAM", help="verify only these programs")
+    add("list-runs", cmd_list_runs, cmd_list_runs.__doc__)
+    add("list-checks", cmd_list_checks, cmd_list_checks.__doc__)
+    p = add("cli-case", cmd_cli_case, cmd_cli_case.__doc__)
+    p.add_argument("--bin", required=True)
+    p.add_argument("--row", required=True)
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse already printed the usage
+        return EXIT_USAGE if exc.code else EXIT_OK
+    args.root = args.root.resolve()
+    try:
+        return args.func(args)
+    except SuiteError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.code
+    except subprocess.CalledProcessError as exc:
+        print(f"error: {' '.join(map(str, exc.cmd))} exited {exc.returncode}", file=sys.stderr)
+        return EXIT_FAIL
+
+
 if __name__ == "__main__":
-    sys.exit(0)
+    sys.exit(main())
