@@ -9,6 +9,10 @@ Subcommands (each a small function, cmd_*):
                         transcript freshness, the GPU verification record
   verify                (GPU) prove every program: transcripts, sanitizers, repeats,
                         sm_75 PTX build, Compiler Explorer budget; writes verify.json/.md
+  snippet FILE NAME     print one snippet (dedented, markers stripped)
+  ce-link NAME          print a Compiler Explorer link for a lesson or starter
+  sync                  regenerate the generated parts of README.md and lessons/README.md
+  exercise start|check NAME   the student's loop (exercises/ is never deleted)
   list-runs, list-checks, cli-case   used by CMake/CTest
 
 Exit codes (one table, see EXIT_*): 0 success, 1 a check or run failed,
@@ -16,6 +20,7 @@ Exit codes (one table, see EXIT_*): 0 success, 1 a check or run failed,
 """
 
 import argparse
+import base64
 import concurrent.futures
 import datetime
 import difflib
@@ -28,7 +33,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
+import zlib
 from pathlib import Path
 
 EXIT_OK = 0
@@ -682,14 +689,6 @@ def verify_entry_problems(entry, where, lesson):
     return errors
 
 
-CHECKS = {
-    "markers": check_markers,
-    "common": check_common,
-    "starters": check_starters,
-    "build-lines": check_build_lines,
-    "transcripts": check_transcripts,
-    "verify-record": check_verify_record,
-}
 
 
 def cmd_check(args):
@@ -764,6 +763,284 @@ def cmd_cli_case(args):
         return EXIT_FAIL
     print(f"ok: {Path(args.bin).name} {label} -> exit {rc}: {first}")
     return EXIT_OK
+
+
+# ---------------------------------------------------------------------------
+# Snippets, lesson pages, Compiler Explorer links.
+# The six lessons in course order: (name, day, what it teaches until its file exists).
+COURSE = [
+    ("testing", "66", "four green tests certify a wrong kernel"),
+    ("matmul_fp16", "71", "storage precision vs accumulator precision"),
+    ("quant_matmul", "98", "INT8 scaling ladder, FP8/MX census, 2:4 pruning"),
+    ("project_template", "final", "a GEMM scaffold with a strict command line and a measured roofline"),
+    ("sweep", "final", "a block x tile x coarsening design space, ranked with ties"),
+    ("report_data", "final", "naive vs tiled over a size ladder, CSV for a roofline plot"),
+]
+CE_URL = "https://godbolt.org/clientstate/"
+CE_COMPILER = "nvcc130"
+CE_OPTIONS = "-std=c++17 -O3 -arch=sm_75"
+DOC_OPEN_RE = re.compile(r"^<!-- (snippet|output|commands|lesson-table): ?(.*?) -->\s*$")
+DOC_CLOSE_RE = re.compile(r"^<!-- end (snippet|output|commands|lesson-table) -->\s*$")
+DOC_FILES = ("lessons/README.md", "README.md")
+
+
+def resolve_source(root, name):
+    """A lesson name, 'starter/NAME', or a path to a .cu file -> Program."""
+    for candidate in (root / name, root / "lessons" / (name + ".cu"), root / (name + ".cu")):
+        if candidate.is_file() and candidate.suffix == ".cu":
+            return Program(root, candidate.resolve())
+    raise UsageError(f"no lesson or starter called {name!r}")
+
+
+def snippet_text(prog, name):
+    """One snippet: marker lines (of every kind) stripped, dedented."""
+    regions, errors = parse_regions(prog.rel, prog.text)
+    if errors:
+        raise SuiteError(errors[0])
+    found = [r for r in regions if r.kind == "snippet" and r.name == name]
+    if not found:
+        known = ", ".join(r.name for r in regions if r.kind == "snippet") or "none"
+        raise UsageError(f"{prog.rel} has no snippet {name!r} (snippets: {known})")
+    body = [line for line in found[0].body.splitlines(keepends=True)
+            if not (OPEN_RE.match(line.rstrip("\n")) or CLOSE_RE.match(line.rstrip("\n")))]
+    return textwrap.dedent("".join(body))
+
+
+def cmd_snippet(args):
+    """Print one snippet of a lesson (dedented, markers stripped)."""
+    sys.stdout.write(snippet_text(resolve_source(args.root, args.file), args.name))
+    return EXIT_OK
+
+
+def ce_state(source):
+    return {"sessions": [{
+        "id": 1, "language": "cuda", "source": source,
+        "compilers": [{"id": CE_COMPILER, "options": CE_OPTIONS}],
+        "executors": [{"compiler": {"id": CE_COMPILER, "options": CE_OPTIONS, "libs": []},
+                       "arguments": "", "stdin": ""}],
+    }]}
+
+
+def ce_link(source):
+    """A Compiler Explorer /clientstate/ link: base64url of zlib-compressed JSON."""
+    payload = zlib.compress(json.dumps(ce_state(source), separators=(",", ":")).encode("utf-8"), 9)
+    return CE_URL + base64.urlsafe_b64encode(payload).decode("ascii")
+
+
+def ce_decode(link):
+    """Inverse of ce_link (used by the tests and by check docs)."""
+    if not link.startswith(CE_URL):
+        raise SuiteError(f"not a Compiler Explorer clientstate link: {link[:60]}")
+    return json.loads(zlib.decompress(base64.urlsafe_b64decode(link[len(CE_URL):])))
+
+
+def cmd_ce_link(args):
+    """Print a Compiler Explorer link that opens a lesson (or starter) and runs it on a T4."""
+    print(ce_link(resolve_source(args.root, args.name).text))
+    return EXIT_OK
+
+
+def transcript_excerpt(root, run_id, start, count):
+    run = find_run(root, run_id)
+    path = run.transcript_path(DEFAULT_GPU)
+    if not path.exists():
+        raise SuiteError(f"no transcript {path.relative_to(root)} to quote")
+    lines = parse_transcript(path)["stdout"].splitlines()
+    for i, line in enumerate(lines):
+        if start in line:
+            return "\n".join(lines[i:i + count]) + "\n"
+    raise SuiteError(f"{path.relative_to(root)} has no line containing {start!r}")
+
+
+def lesson_table(root):
+    rows = ["| lesson | day | teaches | starter | Compiler Explorer (T4, nvcc 13.0) |", "|---|---|---|---|---|"]
+    refs = []
+    known = {name for name, _, _ in COURSE}
+    extra = [(p.stem, "-", "") for p in sorted((root / "lessons").glob("*.cu")) if p.stem not in known]
+    for name, day, teaches in COURSE + extra:
+        path = root / "lessons" / (name + ".cu")
+        if not path.exists():
+            rows.append(f"| `{name}` | {day} | {teaches} | - | not yet written |")
+            continue
+        second = path.read_text(encoding="utf-8").splitlines()[1]
+        teaches = second.split(": ", 1)[1].rstrip(".") if ": " in second else teaches
+        starter = root / "starter" / (name + ".cu")
+        rows.append(f"| [`{name}`](lessons/{name}.cu) | {day} | {teaches} | "
+                    + (f"[`starter/{name}.cu`](starter/{name}.cu)" if starter.exists() else "-")
+                    + f" | [open {name}][ce-{name}] |")
+        refs.append(f"[ce-{name}]: {ce_link(path.read_text(encoding='utf-8'))}")
+    return "\n".join(rows + [""] + refs) + "\n"
+
+
+def render_doc_region(root, kind, arg, where):
+    """The generated text between one pair of doc markers."""
+    if kind == "snippet":
+        parts = arg.split()
+        if len(parts) != 2:
+            raise SuiteError(f"{where}: malformed: want '<!-- snippet: LESSON NAME -->'")
+        try:
+            return "```cuda\n" + snippet_text(resolve_source(root, parts[0]), parts[1]) + "```\n"
+        except UsageError as exc:
+            raise SuiteError(f"{where}: unknown snippet: {exc}")
+    if kind == "output":
+        m = re.match(r'^(\S+) "(.+)" (\d+)$', arg)
+        if not m:
+            raise SuiteError(f'{where}: malformed: want \'<!-- output: RUN "FIRST LINE TEXT" COUNT -->\'')
+        return "```text\n" + transcript_excerpt(root, m.group(1), m.group(2), int(m.group(3))) + "```\n"
+    if kind == "commands":
+        prog = resolve_source(root, arg.strip())
+        header = prog.header()
+        build = header["Build"][0][1] if header["Build"] else "(no Build line)"
+        runs = "\n".join(cmd for _, cmd in header["Run"])
+        return f"```sh\n{build}\n{runs}\n```\n"
+    return lesson_table(root)
+
+
+def regenerate_doc(root, rel):
+    """Return (regenerated text, errors) for one doc file."""
+    path = root / rel
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    out, errors, seen, i = [], [], {}, 0
+    while i < len(lines):
+        out.append(lines[i])
+        m = DOC_OPEN_RE.match(lines[i])
+        if DOC_CLOSE_RE.match(lines[i]):
+            errors.append(f"{rel}:{i + 1}: malformed: '{lines[i].strip()}' without an opening marker")
+        if not m:
+            i += 1
+            continue
+        kind, arg = m.group(1), m.group(2).strip()
+        where = f"{rel}:{i + 1}"
+        if (kind, arg) in seen:
+            errors.append(f"{where}: duplicate marker '{kind}: {arg}' (first at line {seen[(kind, arg)]})")
+        seen[(kind, arg)] = i + 1
+        j = i + 1
+        while j < len(lines) and not DOC_CLOSE_RE.match(lines[j]) and not DOC_OPEN_RE.match(lines[j]):
+            j += 1
+        if j >= len(lines) or not DOC_CLOSE_RE.match(lines[j]) or DOC_CLOSE_RE.match(lines[j]).group(1) != kind:
+            errors.append(f"{where}: malformed: '{kind}: {arg}' is never closed by '<!-- end {kind} -->'")
+            i += 1
+            continue
+        try:
+            out.append(render_doc_region(root, kind, arg, where))
+        except SuiteError as exc:
+            errors.append(str(exc))
+            out.extend(lines[i + 1:j])
+        out.append(lines[j])
+        i = j + 1
+    return "".join(out), errors
+
+
+def check_docs(root):
+    """Quoted snippets, output excerpts, commands and CE links in the docs are current."""
+    errors = []
+    for rel in DOC_FILES:
+        path = root / rel
+        if not path.exists():
+            errors.append(f"{rel}:1: missing")
+            continue
+        new, problems = regenerate_doc(root, rel)
+        errors += problems
+        old = path.read_text(encoding="utf-8")
+        if new != old and not problems:
+            old_lines, new_lines = old.splitlines(), new.splitlines()
+            first = next((k for k, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b),
+                         min(len(old_lines), len(new_lines)))
+            opener = next((k for k in range(first, -1, -1) if k < len(old_lines)
+                           and DOC_OPEN_RE.match(old_lines[k])), first)
+            what = old_lines[opener].strip() if opener < len(old_lines) else "end of file"
+            diff = "\n".join(difflib.unified_diff(old_lines, new_lines, rel, rel + " (regenerated)",
+                                                  lineterm="", n=1))
+            errors.append(f"{rel}:{first + 1}: stale generated text under {what} "
+                          f"(run scripts/suite.py sync):\n{diff[:4000]}")
+    return errors
+
+
+def cmd_sync(args):
+    """Regenerate the quoted snippets, output excerpts, commands and links in the docs."""
+    for rel in DOC_FILES:
+        path = args.root / rel
+        if not path.exists():
+            continue
+        new, errors = regenerate_doc(args.root, rel)
+        if errors:
+            raise SuiteError("; ".join(errors))
+        if new != path.read_text(encoding="utf-8"):
+            path.write_text(new, encoding="utf-8")
+            print(f"updated {rel}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------
+# The exercise loop: exercises/ belongs to the student; nothing here deletes it.
+def cmd_exercise(args):
+    """Start an exercise from a starter, or check a student's exercise against the lesson."""
+    root = args.root
+    lesson = root / "lessons" / (args.name + ".cu")
+    starter = root / "starter" / (args.name + ".cu")
+    if not lesson.exists() or not starter.exists():
+        names = ", ".join(p.stem for p in sorted((root / "starter").glob("*.cu"))) or "none"
+        raise UsageError(f"exercise: no lesson with a starter called {args.name!r} (have: {names})")
+    target = root / "exercises" / (args.name + ".cu")
+    if args.action == "start":
+        if target.exists() and not args.force:
+            raise SuiteError(f"exercises/{args.name}.cu already exists; not overwriting your work "
+                             f"(add --force to replace it with a fresh copy of the starter)")
+        target.parent.mkdir(exist_ok=True)
+        shutil.copyfile(starter, target)
+        print(f"copied starter/{args.name}.cu to exercises/{args.name}.cu; edit the '// exercise:' "
+              f"regions, then: scripts/suite.py exercise check {args.name}")
+        return EXIT_OK
+    if not target.exists():
+        raise UsageError(f"exercise: exercises/{args.name}.cu does not exist; start it with "
+                         f"'scripts/suite.py exercise start {args.name}'")
+    run = Program(root, lesson).runs()[0]
+    try:
+        cmd_build_impl(root, [args.name + "_exercise"])
+    except subprocess.CalledProcessError:
+        raise SuiteError(f"exercises/{args.name}.cu does not compile (see the compiler output above)")
+    result = run_binary(Path(args.bin_dir or default_bin_dir(root)) / (args.name + "_exercise"), run.args)
+    if result["exit_code"] == EXIT_SKIP:
+        raise Skipped(f"exercise check needs a CUDA GPU: {result['stderr'].strip()}")
+    gpu = transcript_gpu(root, args.gpu, gpu_facts())
+    expected = parse_transcript(run.transcript_path(gpu))
+    matched, report = explain_exercise(expected, result)
+    print(report)
+    return EXIT_OK if matched else EXIT_FAIL
+
+
+def sections(text):
+    """Blank-line-separated blocks of output, keyed by their first line."""
+    blocks = [b for b in re.split(r"\n\s*\n", text.strip("\n")) if b.strip()]
+    return [(b.splitlines()[0], b) for b in blocks]
+
+
+def explain_exercise(expected, result):
+    """(matched, plain-words report) comparing a student's run with the lesson's transcript."""
+    got_out, got_err = mask(result["stdout"]), mask(result["stderr"])
+    if (str(result["exit_code"]) == expected["exit_code"] and got_out == expected["stdout"]
+            and got_err == expected["stderr"]):
+        return True, ("Congratulations: your exercise prints exactly what the lesson prints "
+                      f"and exits {result['exit_code']}, as the lesson does.")
+    notes = ["Not there yet. What still differs from the lesson:"]
+    if str(result["exit_code"]) != expected["exit_code"]:
+        notes.append(f"- exit code: yours is {result['exit_code']}, the lesson's is {expected['exit_code']}"
+                     + (" (1 means a gate failed or something is left to write)" if result["exit_code"] == 1 else ""))
+    want, have = sections(expected["stdout"]), dict(sections(got_out))
+    for title, block in want:
+        if title not in have:
+            notes.append(f"- section missing from your output: {title!r}")
+        elif have[title] != block:
+            notes.append(f"- section differs: {title!r}")
+    extra = [t for t, _ in sections(got_out) if t not in dict(want)]
+    for title in extra:
+        notes.append(f"- section the lesson does not print: {title!r}")
+    if got_err != expected["stderr"]:
+        notes.append("- stderr differs (the lesson's stderr is "
+                     + ("empty)" if not expected["stderr"] else "not empty)"))
+    diff = difflib.unified_diff(expected["stdout"].splitlines(), got_out.splitlines(),
+                                "lesson (transcript)", "your exercise", lineterm="", n=1)
+    return False, "\n".join(notes + ["", "stdout diff:"] + list(diff))
 
 
 # ---------------------------------------------------------------------------
@@ -930,6 +1207,17 @@ def verify_table(record):
     return "\n".join(rows) + "\n"
 
 
+CHECKS = {  # name -> function returning 'file:line: message' strings
+    "markers": check_markers,
+    "common": check_common,
+    "starters": check_starters,
+    "build-lines": check_build_lines,
+    "transcripts": check_transcripts,
+    "verify-record": check_verify_record,
+    "docs": check_docs,
+}
+
+
 # ---------------------------------------------------------------------------
 def build_parser():
     parser = argparse.ArgumentParser(prog="suite.py", description=__doc__.splitlines()[0])
@@ -959,6 +1247,18 @@ def build_parser():
     p.add_argument("--only", action="append", metavar="PROGRAM", help="verify only these programs")
     add("list-runs", cmd_list_runs, cmd_list_runs.__doc__)
     add("list-checks", cmd_list_checks, cmd_list_checks.__doc__)
+    p = add("snippet", cmd_snippet, cmd_snippet.__doc__)
+    p.add_argument("file", help="lesson name or path, e.g. testing or lessons/testing.cu")
+    p.add_argument("name", help="snippet name")
+    p = add("ce-link", cmd_ce_link, cmd_ce_link.__doc__)
+    p.add_argument("name", help="lesson name, starter/NAME, or a path")
+    add("sync", cmd_sync, cmd_sync.__doc__)
+    p = add("exercise", cmd_exercise, cmd_exercise.__doc__)
+    p.add_argument("action", choices=["start", "check"])
+    p.add_argument("name", help="lesson name, e.g. testing")
+    p.add_argument("--force", action="store_true", help="start: replace an existing exercise file")
+    p.add_argument("--bin-dir", type=Path, default=None)
+    p.add_argument("--gpu", default=None)
     p = add("cli-case", cmd_cli_case, cmd_cli_case.__doc__)
     p.add_argument("--bin", required=True)
     p.add_argument("--row", required=True)

@@ -71,13 +71,16 @@ class Scratch(unittest.TestCase):
                 return f"{rel}:{no}:"
         self.fail(f"{rel} has no line containing {text!r}")
 
-    def main(self, *argv):
-        """Run suite.main in-process; return (status, stdout, stderr); assert nothing was written."""
+    def main(self, *argv, writes=False):
+        """Run suite.main in-process; return (status, stdout, stderr).
+
+        Unless writes=True, assert that the command changed no file."""
         before = snapshot(self.root)
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             status = suite.main(["--root", str(self.root)] + list(argv))
-        self.assertEqual(before, snapshot(self.root), "the command changed files")
+        if not writes:
+            self.assertEqual(before, snapshot(self.root), "the command changed files")
         return status, out.getvalue(), err.getvalue()
 
     def assertCheckFails(self, check, *needles):
@@ -427,6 +430,162 @@ class TestCommandLine(Scratch):
     def test_list_runs(self):
         status, out, _ = self.main("list-runs")
         self.assertEqual(out.split(), ["demo", "demo@twice", "starter/demo"])
+
+
+DOC_PAGE = """# Lessons
+<!-- commands: demo -->
+<!-- end commands -->
+<!-- snippet: demo answer -->
+<!-- end snippet -->
+<!-- output: demo "answer" 1 -->
+<!-- end output -->
+"""
+TOP_README = """# Suite
+<!-- lesson-table: -->
+<!-- end lesson-table -->
+"""
+
+
+class TestSnippetAndLinks(Scratch):
+    def test_snippet_is_dedented_without_markers(self):
+        self.edit("lessons/demo.cu", "int answer() { return 42; }",
+                  "  // solution: inner\n  int answer() { return 42; }\n  // end solution")
+        status, out, _ = self.main("snippet", "lessons/demo.cu", "answer")
+        self.assertEqual(status, suite.EXIT_OK)
+        self.assertEqual(out, "int answer() { return 42; }\n")
+
+    def test_unknown_snippet_is_usage_error(self):
+        status, _, err = self.main("snippet", "demo", "nosuch")
+        self.assertEqual(status, suite.EXIT_USAGE)
+        self.assertIn("has no snippet 'nosuch' (snippets: answer)", err)
+
+    def test_ce_link_round_trips_the_source(self):
+        status, out, _ = self.main("ce-link", "demo")
+        self.assertEqual(status, suite.EXIT_OK)
+        state = suite.ce_decode(out.strip())
+        session = state["sessions"][0]
+        self.assertEqual(session["language"], "cuda")
+        self.assertEqual(session["source"], (self.root / "lessons/demo.cu").read_text())
+        self.assertEqual(session["compilers"], [{"id": "nvcc130", "options": "-std=c++17 -O3 -arch=sm_75"}])
+        executor = session["executors"][0]
+        self.assertEqual(executor["compiler"], {"id": "nvcc130", "options": "-std=c++17 -O3 -arch=sm_75", "libs": []})
+        self.assertEqual((executor["arguments"], executor["stdin"]), ("", ""))
+        self.assertNotIn("/", out.strip()[len(suite.CE_URL):], "the payload must be URL-safe")
+
+    def test_ce_link_of_the_real_testing_lesson(self):
+        link = suite.ce_link((REPO / "lessons/testing.cu").read_text())
+        self.assertEqual(suite.ce_decode(link)["sessions"][0]["source"], (REPO / "lessons/testing.cu").read_text())
+        self.assertLess(len(link), 16000, "the compressed link should stay usable")
+
+
+class TestDocs(Scratch):
+    def setUp(self):
+        super().setUp()
+        (self.root / "lessons/README.md").write_text(DOC_PAGE)
+        (self.root / "README.md").write_text(TOP_README)
+        status, _, err = self.main("sync", writes=True)
+        self.assertEqual(status, suite.EXIT_OK, err)
+
+    def test_synced_docs_pass(self):
+        self.assertCheckPasses("docs")
+        page = (self.root / "lessons/README.md").read_text()
+        self.assertIn("int answer() { return 42; }", page)
+        self.assertIn("./demo --twice", page)
+        self.assertIn("answer 42", page)
+        self.assertIn("[ce-demo]: https://godbolt.org/clientstate/", (self.root / "README.md").read_text())
+
+    def test_stale_snippet_quote(self):
+        self.edit("lessons/demo.cu", "int answer() { return 42; }", "int answer() { return 7 * 6; }")
+        self.edit("starter/demo.cu", "int answer() { return 42; }", "int answer() { return 7 * 6; }")
+        err = self.assertCheckFails("docs", "lessons/README.md:", "stale generated text under <!-- snippet: demo answer -->")
+        self.assertIn("+int answer() { return 7 * 6; }", err)
+
+    def test_stale_output_excerpt(self):
+        run = suite.find_run(self.root, "demo")
+        self.record(run, stdout="answer 43\n")
+        self.assertCheckFails("docs", "lessons/README.md:", "<!-- output: demo", "+answer 43")
+
+    def test_lesson_table_link_follows_the_file(self):
+        self.edit("lessons/demo.cu", "// A miniature lesson", "// A miniature  lesson")
+        self.assertCheckFails("docs", "README.md:", "lesson-table")
+
+    def test_unknown_snippet_name(self):
+        page = self.root / "lessons/README.md"
+        page.write_text(page.read_text().replace("snippet: demo answer", "snippet: demo nosuch"))
+        self.assertCheckFails("docs", self.line_of("lessons/README.md", "snippet: demo nosuch") + " unknown snippet")
+
+    def test_duplicate_marker(self):
+        page = self.root / "lessons/README.md"
+        page.write_text(page.read_text() + "<!-- snippet: demo answer -->\n<!-- end snippet -->\n")
+        self.assertCheckFails("docs", "duplicate marker 'snippet: demo answer'")
+
+    def test_unterminated_marker(self):
+        page = self.root / "lessons/README.md"
+        page.write_text(page.read_text() + "<!-- snippet: demo answer2 -->\ntext\n")
+        self.assertCheckFails("docs", "is never closed")
+
+    def test_sync_fixes_what_check_reported(self):
+        self.edit("lessons/demo.cu", "int answer() { return 42; }", "int answer() { return 6 * 7; }")
+        self.main("sync", writes=True)
+        self.assertCheckPasses("docs")
+
+
+class TestExercise(Scratch):
+    def test_start_copies_the_starter(self):
+        status, out, err = self.main("exercise", "start", "demo", writes=True)
+        self.assertEqual(status, suite.EXIT_OK, err)
+        self.assertEqual((self.root / "exercises/demo.cu").read_text(), (self.root / "starter/demo.cu").read_text())
+
+    def test_start_never_overwrites_without_force(self):
+        (self.root / "exercises").mkdir()
+        (self.root / "exercises/demo.cu").write_text("my work\n")
+        status, _, err = self.main("exercise", "start", "demo")
+        self.assertEqual(status, suite.EXIT_FAIL)
+        self.assertIn("not overwriting your work", err)
+        self.assertEqual((self.root / "exercises/demo.cu").read_text(), "my work\n")
+        status, _, _ = self.main("exercise", "start", "demo", "--force", writes=True)
+        self.assertEqual(status, suite.EXIT_OK)
+        self.assertNotEqual((self.root / "exercises/demo.cu").read_text(), "my work\n")
+
+    def test_unknown_exercise(self):
+        status, _, err = self.main("exercise", "start", "nosuch")
+        self.assertEqual(status, suite.EXIT_USAGE)
+
+    def test_check_before_start(self):
+        status, _, err = self.main("exercise", "check", "demo")
+        self.assertEqual(status, suite.EXIT_USAGE)
+        self.assertIn("exercise start demo", err)
+
+
+class TestExerciseReport(unittest.TestCase):
+    """The comparison behind 'exercise check', on the real recorded transcripts."""
+
+    def setUp(self):
+        self.lesson = suite.parse_transcript(REPO / "expected/h200/testing.txt")
+        self.starter = suite.parse_transcript(REPO / "expected/h200/starter/testing.txt")
+
+    def as_result(self, info):
+        return {"stdout": info["stdout"], "stderr": info["stderr"], "exit_code": int(info["exit_code"])}
+
+    def test_starter_output_is_explained(self):
+        matched, report = suite.explain_exercise(self.lesson, self.as_result(self.starter))
+        self.assertFalse(matched)
+        self.assertIn("exit code: yours is 1, the lesson's is 0", report)
+        self.assertIn("section missing from your output: 'Phase 2:", report)
+        self.assertIn("section the lesson does not print: 'The supplied suite: 4 of 4 passed.'", report)
+        self.assertIn("+Left to write", report)
+
+    def test_lesson_output_is_congratulated(self):
+        matched, report = suite.explain_exercise(self.lesson, self.as_result(self.lesson))
+        self.assertTrue(matched)
+        self.assertIn("Congratulations", report)
+
+    def test_one_changed_number_is_located(self):
+        changed = self.as_result(self.lesson)
+        changed["stdout"] = changed["stdout"].replace("got 23995.500000", "got 23995.000000", 1)
+        matched, report = suite.explain_exercise(self.lesson, changed)
+        self.assertFalse(matched)
+        self.assertIn("section differs: 'Phase 2:", report)
 
 
 def list_classes():
