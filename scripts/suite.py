@@ -9,6 +9,7 @@ Subcommands (each a small function, cmd_*):
                         transcript freshness, the GPU verification record
   verify                (GPU) prove every program: transcripts, sanitizers, repeats,
                         sm_75 PTX build, Compiler Explorer budget; writes verify.json/.md
+  mutate [NAME...]      (GPU) run the mutation catalogue; record killed/survived
   snippet FILE NAME     print one snippet (dedented, markers stripped)
   ce-link NAME          print a Compiler Explorer link for a lesson or starter
   sync                  regenerate the generated parts of README.md and lessons/README.md
@@ -1044,6 +1045,144 @@ def explain_exercise(expected, result):
 
 
 # ---------------------------------------------------------------------------
+# Mutation catalogue: plausible bugs planted into a copy of a lesson. Each must
+# make the lesson exit 1 naming the right gate (killed), or be a known blind
+# spot whose explanation is a sentence of the lesson itself.
+class Mutant:
+    def __init__(self, name, description, old, new, expect=None, blind_spot=None):
+        self.name, self.description = name, description
+        self.old, self.new = old, new          # exact source edit, anchored: old occurs once
+        self.expect = expect                   # text the failing run's stderr must contain
+        self.blind_spot = blind_spot           # sentence of the lesson explaining a survivor
+
+    def apply(self, text):
+        count = text.count(self.old)
+        if count != 1:
+            raise SuiteError(f"mutant '{self.name}': its anchor occurs {count} times (want once): {self.old!r}")
+        return text.replace(self.old, self.new)
+
+
+MUTANTS = {
+    "testing": [
+        Mutant("fix-floor-grid", "the fixed wrapper sizes its grid by floor division",
+               "const int blocks = (n + kThreads - 1) / kThreads;", "const int blocks = n / kThreads;",
+               "GATE: the hardened suite failed the fixed wrapper"),
+        Mutant("guard-off-by-one", "the load guard admits i == n (reads one past the end)",
+               "buf[threadIdx.x] = (i < n) ? in[i] : 0.0f;", "buf[threadIdx.x] = (i <= n) ? in[i] : 0.0f;",
+               "GATE: the hardened suite failed the fixed wrapper"),
+        Mutant("skip-store", "the kernel never stores its block's partial",
+               "if (threadIdx.x == 0) partials[blockIdx.x] = buf[0];", "if (threadIdx.x == 0) (void)buf[0];",
+               "GATE: the supplied suite did not pass 4 of 4"),
+        Mutant("writes-nan", "the kernel writes NaN",
+               "partials[blockIdx.x] = buf[0];", "partials[blockIdx.x] = buf[0] * nanf(\"\");",
+               "GATE:"),
+        Mutant("loose-rtol", "the scaled tolerance is loosened to 1e-2",
+               "return std::max(kBaseRtol, 4.0f", "return std::max(1e-2f, 4.0f",
+               "GATE: the other hardened verdicts"),
+        Mutant("golden-from-fix", "the golden constant is re-captured from the fixed wrapper",
+               "constexpr float kGolden611 = 11815.5f;", "constexpr float kGolden611 = 14171.0f;",
+               "GATE: the supplied suite did not pass 4 of 4"),
+        Mutant("missing-barrier", "the barrier between the shared-memory load and the tree is dropped",
+               "buf[threadIdx.x] = (i < n) ? in[i] : 0.0f;  // the guard wraps the load only\n  __syncthreads();",
+               "buf[threadIdx.x] = (i < n) ? in[i] : 0.0f;  // the guard wraps the load only",
+               "GATE:"),
+    ],
+}
+MIN_KILLED = 4
+
+
+def check_mutants(root):
+    """Every mutant of the catalogue still applies, exactly once, to its lesson's current source."""
+    errors = []
+    for name, mutants in sorted(MUTANTS.items()):
+        path = root / "lessons" / (name + ".cu")
+        if not path.exists():
+            errors.append(f"lessons/{name}.cu:1: the mutation catalogue names a lesson that does not exist")
+            continue
+        text = path.read_text(encoding="utf-8")
+        killable = [m for m in mutants if not m.blind_spot]
+        if len(killable) < MIN_KILLED:
+            errors.append(f"lessons/{name}.cu:1: only {len(killable)} mutants expected to be killed (need {MIN_KILLED})")
+        for m in mutants:
+            count = text.count(m.old)
+            if count != 1:
+                errors.append(f"lessons/{name}.cu:1: mutant '{m.name}' no longer applies: its anchor occurs "
+                              f"{count} times (want once): {m.old!r}")
+            if m.blind_spot and m.blind_spot not in text:
+                errors.append(f"lessons/{name}.cu:1: blind spot '{m.name}' cites a sentence the lesson "
+                              f"no longer contains: {m.blind_spot!r}")
+    for prog in programs(root):
+        if not prog.is_starter and prog.name not in MUTANTS:
+            errors.append(f"{prog.rel}:1: lesson has no mutants in the catalogue (scripts/suite.py MUTANTS)")
+    return errors
+
+
+def run_mutant(root, prog, mutant):
+    """Build and run one mutant in a scratch folder; return its record entry."""
+    entry = {"name": mutant.name, "description": mutant.description}
+    argv = shlex.split(prog.header()["Build"][0][1])
+    with tempfile.TemporaryDirectory(prefix="suite-mutant-") as tmp:
+        (Path(tmp) / prog.path.name).write_text(mutant.apply(prog.text), encoding="utf-8")
+        built = subprocess.run(argv, cwd=tmp, capture_output=True, text=True)
+        if built.returncode != 0:
+            entry.update(killed=False, outcome="does not compile: " + (built.stderr.strip().splitlines() or [""])[0])
+            return entry
+        out = argv[argv.index("-o") + 1]
+        result = run_binary(Path(tmp) / out, prog.runs()[0].args)
+    gate_named = mutant.expect is None or mutant.expect in result["stderr"]
+    entry["killed"] = result["exit_code"] == EXIT_FAIL and gate_named
+    entry["outcome"] = f"exit {result['exit_code']}: " + " | ".join(
+        line for line in result["stderr"].splitlines() if line.strip())[:300]
+    if mutant.blind_spot and not entry["killed"]:
+        entry["blind_spot"] = mutant.blind_spot
+    return entry
+
+
+def mutate_programs(root, names):
+    """Run every mutant of the named lessons in parallel; {lesson rel: [entries]}."""
+    jobs = [(resolve_source(root, name), m) for name in names for m in MUTANTS.get(name, [])]
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(8, (os.cpu_count() or 2) - 1))) as pool:
+        for (prog, _), entry in zip(jobs, pool.map(lambda job: run_mutant(root, *job), jobs)):
+            results.setdefault(prog.rel, []).append(entry)
+    return results
+
+
+def cmd_mutate(args):
+    """(GPU) Build and run every mutant; record killed/survived in expected/<gpu>/verify.json."""
+    root = args.root
+    facts = gpu_facts()
+    if facts is None:
+        raise Skipped("mutate: no NVIDIA GPU here (nvidia-smi found none)")
+    names = args.names or sorted(MUTANTS)
+    unknown = [n for n in names if n not in MUTANTS]
+    if unknown:
+        raise UsageError(f"mutate: no mutants for {unknown[0]!r} (have: {', '.join(sorted(MUTANTS))})")
+    results = mutate_programs(root, names)
+    path = root / "expected" / (args.gpu or facts[1]) / "verify.json"
+    if not path.exists():
+        raise SuiteError(f"mutate: {path.relative_to(root)} does not exist; run verify first")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    for entry in record["programs"]:
+        if entry["program"] in results:
+            entry["mutants"] = results[entry["program"]]
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    (path.parent / "verify.md").write_text(verify_table(record), encoding="utf-8")
+    print(mutant_table(results))
+    survivors = [e for es in results.values() for e in es if not e["killed"] and not e.get("blind_spot")]
+    return EXIT_FAIL if survivors else EXIT_OK
+
+
+def mutant_table(results):
+    rows = ["| lesson | mutant | what it plants | killed | outcome |", "|---|---|---|---|---|"]
+    for rel, entries in sorted(results.items()):
+        for e in entries:
+            verdict = "yes" if e["killed"] else ("blind spot" if e.get("blind_spot") else "SURVIVED")
+            rows.append(f"| {rel} | {e['name']} | {e['description']} | {verdict} | {e['outcome'][:120]} |")
+    return "\n".join(rows) + "\n"
+
+
+# ---------------------------------------------------------------------------
 # GPU verification.
 SANITIZER_SUMMARY = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+) (?:errors?|hazards?)")
 
@@ -1165,6 +1304,12 @@ def cmd_verify(args):
         m = run_measured(native / p.target, p.runs()[0].args, cpu)
         entries[p.rel].update({k: m[k] for k in ("wall_s_1core", "cpu_s_1core", "peak_rss_mib", "output_bytes")})
 
+    # 4. The mutation catalogue (each mutant built alone from the lesson's Build: line).
+    mutated = mutate_programs(root, [p.name for p in progs if not p.is_starter and p.name in MUTANTS])
+    for rel, found in mutated.items():
+        entries[rel]["mutants"] = found
+    log.append(mutant_table(mutated))
+
     record = {
         "gpu": facts[0], "toolkit": facts[2],
         "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -1215,6 +1360,7 @@ CHECKS = {  # name -> function returning 'file:line: message' strings
     "transcripts": check_transcripts,
     "verify-record": check_verify_record,
     "docs": check_docs,
+    "mutants": check_mutants,
 }
 
 
@@ -1247,6 +1393,9 @@ def build_parser():
     p.add_argument("--only", action="append", metavar="PROGRAM", help="verify only these programs")
     add("list-runs", cmd_list_runs, cmd_list_runs.__doc__)
     add("list-checks", cmd_list_checks, cmd_list_checks.__doc__)
+    p = add("mutate", cmd_mutate, cmd_mutate.__doc__)
+    p.add_argument("names", nargs="*", help="lessons (default: every lesson in the catalogue)")
+    p.add_argument("--gpu", default=None)
     p = add("snippet", cmd_snippet, cmd_snippet.__doc__)
     p.add_argument("file", help="lesson name or path, e.g. testing or lessons/testing.cu")
     p.add_argument("name", help="snippet name")

@@ -588,6 +588,58 @@ class TestExerciseReport(unittest.TestCase):
         self.assertIn("section differs: 'Phase 2:", report)
 
 
+class TestMutants(Scratch):
+    def setUp(self):
+        super().setUp()
+        self.saved = suite.MUTANTS
+        suite.MUTANTS = {"demo": [
+            suite.Mutant("m1", "answer off by one", "return 42;", "return 43;", "GATE:"),
+            suite.Mutant("m2", "twice is identity", "return 2 * v;", "return v;", "GATE:"),
+            suite.Mutant("m3", "wrong flag", "\"--twice\") == 0", "\"--twice\") != 0", "GATE:"),
+            suite.Mutant("m4", "prints nothing", "std::printf(\"answer %d\\n\"", "std::printf(\"\"", "GATE:"),
+        ]}
+
+    def tearDown(self):
+        suite.MUTANTS = self.saved
+        super().tearDown()
+
+    def test_catalogue_applies(self):
+        self.assertCheckPasses("mutants")
+
+    def test_anchor_gone(self):
+        self.edit("lessons/demo.cu", "return 2 * v;", "return v + v;")
+        self.assertCheckFails("mutants", "lessons/demo.cu:1: mutant 'm2' no longer applies", "occurs 0 times")
+
+    def test_anchor_ambiguous(self):
+        self.edit("lessons/demo.cu", "int main(", "int other() { return 42; }\nint main(")
+        self.assertCheckFails("mutants", "mutant 'm1' no longer applies", "occurs 2 times")
+
+    def test_too_few_killable_mutants(self):
+        suite.MUTANTS["demo"][0].blind_spot = "the lesson says so"
+        self.assertCheckFails("mutants", "only 3 mutants expected to be killed (need 4)",
+                              "blind spot 'm1' cites a sentence the lesson no longer contains")
+
+    def test_lesson_without_catalogue(self):
+        suite.MUTANTS = {}
+        self.assertCheckFails("mutants", "lessons/demo.cu:1: lesson has no mutants")
+
+    def test_apply_refuses_an_ambiguous_anchor(self):
+        with self.assertRaises(suite.SuiteError):
+            suite.Mutant("x", "x", "return", "return").apply("return 1; return 2;")
+
+    @unittest.skipUnless(shutil.which("nvcc"), "nvcc is not installed")
+    def test_mutant_that_does_not_compile_is_not_killed(self):
+        broken = suite.Mutant("m5", "syntax error", "return 42;", "return 42", "GATE:")
+        entry = suite.run_mutant(self.root, suite.resolve_source(self.root, "demo"), broken)
+        self.assertFalse(entry["killed"])
+        self.assertIn("does not compile", entry["outcome"])
+
+    @unittest.skipIf(shutil.which("nvidia-smi"), "this machine has a GPU")
+    def test_mutate_without_gpu_is_skipped(self):
+        status, _, err = self.main("mutate")
+        self.assertEqual(status, suite.EXIT_SKIP)
+
+
 def list_classes():
     return sorted(name for name, obj in globals().items()
                   if isinstance(obj, type) and issubclass(obj, unittest.TestCase)
