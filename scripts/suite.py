@@ -219,12 +219,22 @@ class Program:
             runs.append(Run(self, argv[1:], index))
         return runs
 
-    def sanitize_args(self):
+    def sanitize_spec(self):
+        """(compute-sanitizer options, program args) from 'Sanitize: [OPTIONS] ./NAME [ARGS]'.
+
+        Options such as '--launch-count 45' let a fixed-size lesson be checked on its
+        first (smallest-case) launches while the rest run uninstrumented."""
         lines = self.header()["Sanitize"]
-        if lines:
-            return shlex.split(lines[0][1])[1:]
-        runs = self.runs()
-        return runs[0].args if runs else []
+        if not lines:
+            runs = self.runs()
+            return [], (runs[0].args if runs else [])
+        no, text = lines[0]
+        argv = shlex.split(text)
+        program = "./" + self.name
+        if program not in argv:
+            raise SuiteError(f"{self.rel}:{no}: Sanitize: line must name {program}: {text}")
+        k = argv.index(program)
+        return argv[:k], argv[k + 1:]
 
 
 class Run:
@@ -493,6 +503,7 @@ def check_markers(root):
             errors.append(f"{prog.rel}:1: header needs a '// Run: ./{prog.name} ...' line")
         try:
             prog.runs()
+            prog.sanitize_spec()
         except SuiteError as exc:
             errors.append(str(exc))
         wrong = "solution" if prog.is_starter else "exercise"
@@ -1187,12 +1198,15 @@ def mutant_table(results):
 SANITIZER_SUMMARY = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+) (?:errors?|hazards?)")
 
 
-def sanitizer_findings(binary, args, tool):
-    cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20"]
+SANITIZER_TIMEOUT_S = 240
+
+
+def sanitizer_findings(binary, args, tool, options=()):
+    cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20"] + list(options)
     if tool == "racecheck":
         cmd += ["--racecheck-report", "all"]
     try:
-        result = run_binary(binary, args, timeout=RUN_TIMEOUT_S, prefix=cmd)
+        result = run_binary(binary, args, timeout=SANITIZER_TIMEOUT_S, prefix=cmd)
     except SuiteError as exc:
         return None, str(exc)
     text = result["stdout"] + result["stderr"]
@@ -1235,7 +1249,8 @@ def cmd_verify(args):
     # 1. Sanitizers, in parallel (correctness only; timings are meaningless there).
     jobs = [(p, tool) for p in progs for tool in SANITIZERS]
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(sanitizer_findings, native / p.target, p.sanitize_args(), tool): (p, tool)
+        futures = {pool.submit(sanitizer_findings, native / p.target, p.sanitize_spec()[1], tool,
+                               p.sanitize_spec()[0]): (p, tool)
                    for p, tool in jobs}
         for fut in concurrent.futures.as_completed(futures):
             p, tool = futures[fut]

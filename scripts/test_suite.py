@@ -158,6 +158,15 @@ class TestMarkers(Scratch):
         self.edit("lessons/demo.cu", "// Run:   ./demo --twice", "// Run:   ./other --twice")
         self.assertCheckFails("markers", "lessons/demo.cu:5:", "must start with ./demo")
 
+    def test_sanitize_line_options_and_args(self):
+        self.edit("lessons/demo.cu", "// Run:   ./demo\n", "// Run:   ./demo\n// Sanitize: --launch-count 3 ./demo --twice\n")
+        prog = suite.resolve_source(self.root, "demo")
+        self.assertEqual(prog.sanitize_spec(), (["--launch-count", "3"], ["--twice"]))
+
+    def test_sanitize_line_must_name_the_program(self):
+        self.edit("lessons/demo.cu", "// Run:   ./demo\n", "// Run:   ./demo\n// Sanitize: --launch-count 3\n")
+        self.assertCheckFails("markers", "Sanitize: line must name ./demo")
+
     def test_solution_region_in_starter(self):
         self.edit("starter/demo.cu", "// exercise: twice", "// solution: twice")
         self.edit("starter/demo.cu", "// end exercise", "// end solution")
