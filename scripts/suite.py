@@ -737,11 +737,13 @@ def cmd_list_checks(args):
 
 def parse_cli_row(row):
     parts = [p.strip() for p in row.split("|", 2)]
-    if len(parts) != 3 or not parts[1]:
+    if len(parts) != 3:
         raise UsageError(f"cli-case: malformed row (want 'EXPECT | TEXT | ARGS'): {row}")
     expect, text, argline = parts
     if expect != "ok" and not expect.isdigit():
         raise UsageError(f"cli-case: EXPECT must be 'ok' or an exit code, got {expect!r}")
+    if not text and expect not in ("ok", "0"):
+        raise UsageError(f"cli-case: a failing row needs the TEXT its error line must contain: {row}")
     return expect, text, shlex.split(argline)
 
 
@@ -757,6 +759,11 @@ def cmd_cli_case(args):
             problems.append(f"exit {rc}, expected 0 (GPU) or 77 (no GPU)")
         if rc == EXIT_SKIP and "no usable CUDA device" not in first:
             problems.append(f"exit 77 without the one-line 'no usable CUDA device' message: {first!r}")
+    elif expect == "0":  # -h/--help: the usage on stdout, nothing on stderr
+        if rc != EXIT_OK:
+            problems.append(f"exit {rc}, expected 0")
+        if "usage" not in result["stdout"].lower() or result["stderr"]:
+            problems.append("help must print the usage on stdout and nothing on stderr")
     else:
         if rc != int(expect):
             problems.append(f"exit {rc}, expected {expect}")

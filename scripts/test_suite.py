@@ -350,6 +350,19 @@ class TestCliCase(FakeBinary):
         status, _, err = self.run_row('echo "no usable CUDA device: none" >&2; exit 77', "ok | - | -m 4")
         self.assertEqual(status, suite.EXIT_OK, err)
 
+    def test_help_prints_usage_on_stdout(self):
+        status, _, err = self.run_row('echo "usage: demo [-m M]"', "0 |  | -h")
+        self.assertEqual(status, suite.EXIT_OK, err)
+
+    def test_help_on_stderr_fails(self):
+        status, _, err = self.run_row('echo "usage: demo" >&2', "0 |  | -h")
+        self.assertEqual(status, suite.EXIT_FAIL)
+        self.assertIn("usage on stdout", err)
+
+    def test_failing_row_needs_text(self):
+        status, _, err = self.run_row("exit 2", "2 |  | -m abc")
+        self.assertEqual(status, suite.EXIT_USAGE)
+
     def test_malformed_row(self):
         status, _, err = self.run_row("exit 0", "two | -m")
         self.assertEqual(status, suite.EXIT_USAGE)

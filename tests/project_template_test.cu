@@ -1,0 +1,264 @@
+// Host-side tests of the final project's template (no GPU needed): the strict
+// command line (common block cli), the size and launch gates, the check, and
+// the metrics. Every gate is shown to fire on a planted defect.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#define main lesson_main
+#include "../lessons/project_template.cu"
+#undef main
+
+namespace {
+
+// parseOptions on a command line given as words (the program name is added).
+Options parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "project_template");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  CommandLine cl(static_cast<int>(argv.size()), argv.data(), usageText());
+  return parseOptions(cl);
+}
+
+TEST(ProjectTemplateCli, IntegerTokensAreWholeBase10AndInRange) {
+  long long v = -1;
+  EXPECT_TRUE(parseIntToken("0", 0, 10, &v));
+  EXPECT_EQ(v, 0);
+  EXPECT_TRUE(parseIntToken("16777216", 0, kMaxDim, &v));
+  EXPECT_EQ(v, kMaxDim);
+  EXPECT_TRUE(parseIntToken("-3", -5, 5, &v));
+  EXPECT_EQ(v, -3);
+  v = 42;
+  for (const char* bad : {"", " 5", "5 ", "12x", "0x10", "1e3", "1.5", "abc", "+-5", "-"})
+    EXPECT_FALSE(parseIntToken(bad, 0, kMaxDim, &v)) << '"' << bad << '"';
+  EXPECT_FALSE(parseIntToken(nullptr, 0, 10, &v));
+  EXPECT_FALSE(parseIntToken("16777217", 0, kMaxDim, &v));                 // above the range
+  EXPECT_FALSE(parseIntToken("-1", 0, kMaxDim, &v));                       // below it
+  EXPECT_FALSE(parseIntToken("9223372036854775808", 0, LLONG_MAX, &v));    // overflows int64
+  EXPECT_FALSE(parseIntToken("-9223372036854775809", LLONG_MIN, 0, &v));   // and below
+  EXPECT_EQ(v, 42) << "a refused token leaves the output alone";
+}
+
+TEST(ProjectTemplateCli, RealTokensAreWholeFiniteAndInRange) {
+  double v = -1.0;
+  EXPECT_TRUE(parseRealToken("0.001", 0.0, 1.0, &v));
+  EXPECT_EQ(v, 0.001);
+  EXPECT_TRUE(parseRealToken("1", 0.0, 1.0, &v));
+  EXPECT_TRUE(parseRealToken("0x1p-7", 0.0, 1.0, &v));  // strtod's hex form is a number
+  EXPECT_EQ(v, 1.0 / 128.0);
+  for (const char* bad : {"", " 1", "1 ", "nan", "NaN", "inf", "-inf", "1e999", "-1", "2",
+                          "1e-3x", "abc", "0.5.5"})
+    EXPECT_FALSE(parseRealToken(bad, 0.0, 1.0, &v)) << '"' << bad << '"';
+}
+
+TEST(ProjectTemplateCli, DefaultsLastOccurrenceWinsAndRanges) {
+  const Options d = parse({});
+  EXPECT_EQ(d.m, 1024);
+  EXPECT_EQ(d.n, 1024);
+  EXPECT_EQ(d.k, 1024);
+  EXPECT_EQ(d.tile, 16);
+  EXPECT_EQ(d.bs, 256);
+  EXPECT_EQ(d.iters, 20);
+  EXPECT_EQ(d.rtol, 1e-3);
+  EXPECT_EQ(d.atol, 1e-3);
+  const Options o = parse({"-m", "5", "-m", "7", "-k", "0", "-tile", "64", "-bs", "1024",
+                           "-iters", "1", "-rtol", "0", "-atol", "1"});
+  EXPECT_EQ(o.m, 7);
+  EXPECT_EQ(o.k, 0);
+  EXPECT_EQ(o.tile, 64);
+  EXPECT_EQ(o.bs, 1024);
+  EXPECT_EQ(o.iters, 1);
+  EXPECT_EQ(o.rtol, 0.0);
+  EXPECT_EQ(o.atol, 1.0);
+}
+
+TEST(ProjectTemplateCliDeathTest, BadCommandLinesExit2WithOneNamedLineThenUsage) {
+  const auto usage = ::testing::ExitedWithCode(kExitBadCommandLine);
+  EXPECT_EXIT(parse({"-m", "abc"}), usage,
+              "^error: -m expects an integer in \\[0, 16777216\\], got \"abc\"\nusage: ");
+  EXPECT_EXIT(parse({"-m"}), usage, "^error: -m expects an integer .* got nothing\nusage: ");
+  EXPECT_EXIT(parse({"-k", "12x"}), usage, "^error: -k expects an integer");
+  EXPECT_EXIT(parse({"-rtol", "nan"}), usage, "^error: -rtol expects a finite number");
+  EXPECT_EXIT(parse({"-atol", "-1"}), usage, "^error: -atol expects a finite number");
+  EXPECT_EXIT(parse({"-tile", "0"}), usage, "^error: -tile expects an integer");
+  EXPECT_EXIT(parse({"-iters", "0"}), usage, "^error: -iters expects an integer");
+  EXPECT_EXIT(parse({"-bs", "100"}), usage,
+              "^error: -bs must be a multiple of -tile \\(16\\), got 100\n");
+  EXPECT_EXIT(parse({"-x"}), usage, "^error: unknown option \"-x\"");
+  EXPECT_EXIT(parse({"-m", "20000", "-n", "20000", "-k", "20000"}), usage,
+              "^error: -m, -n, -k: the host buffers would need 8.94 GiB");
+}
+
+TEST(ProjectTemplateCliDeathTest, HelpPrintsUsageToStdoutAndExits0) {
+  EXPECT_EXIT(parse({"-m", "5", "--help"}), ::testing::ExitedWithCode(0), "^$");
+  EXPECT_EXIT(parse({"-h"}), ::testing::ExitedWithCode(0), "^$");
+}
+
+TEST(ProjectTemplateCli, UsageStatesTheRangesTheParserUses) {
+  const std::string u = usageText();
+  EXPECT_NE(u.find("integers in [0, 16777216] (default 1024 each)"), std::string::npos) << u;
+  EXPECT_NE(u.find("an integer in [1, 64]"), std::string::npos) << u;
+  EXPECT_NE(u.find("an integer in [1, 1024] and a multiple"), std::string::npos) << u;
+  EXPECT_NE(u.find("an integer in [1, 10000] (default 20)"), std::string::npos) << u;
+  EXPECT_NE(u.find("finite numbers in [0, 1] (default 0.001 each)"), std::string::npos) << u;
+}
+
+TEST(ProjectTemplateGates, HostMemoryBoundCountsEveryHostBuffer) {
+  Options o;
+  EXPECT_EQ(hostBytes(o), 4LL * (2 << 20) + 16LL * (1 << 20));  // 24 MiB at 1024^3
+  o.m = o.n = o.k = 20000;
+  EXPECT_GT(hostBytes(o), kMaxHostBytes);
+  o.m = o.n = o.k = 8192;
+  EXPECT_LE(hostBytes(o), kMaxHostBytes);
+}
+
+TEST(ProjectTemplateGates, GeometryOfTheRecordedRuns) {
+  Options o;
+  Geometry g = geometryFor(o);
+  EXPECT_EQ(g.tile, 16);
+  EXPECT_EQ(g.rows, 16);
+  EXPECT_EQ(g.grid_x, 64);
+  EXPECT_EQ(g.grid_y, 64);
+  EXPECT_EQ(g.smem_bytes, 2048);
+  o.m = 1025;
+  o.n = 1023;
+  g = geometryFor(o);
+  EXPECT_EQ(g.grid_x, 64);
+  EXPECT_EQ(g.grid_y, 65);
+  o.tile = 64;
+  o.bs = 1024;
+  EXPECT_EQ(geometryFor(o).smem_bytes, (1024 + 64 * 64) * 4) << "the largest legal need";
+}
+
+// Limits as an H200 reports them (the kernel's own thread limit assumed 1024).
+DeviceLimits h200() { return DeviceLimits{1024, 1024, 1024, 2147483647, 65535, 49152}; }
+
+TEST(ProjectTemplateGates, LegalExtremesFitARealDevice) {
+  Options o;
+  for (int tile : {1, 16, 64})
+    for (int bs : {tile, 1024 / tile * tile}) {
+      o.tile = tile;
+      o.bs = bs;
+      o.m = std::min<long long>(65535LL * (bs / tile), kMaxDim);
+      o.n = kMaxDim;
+      EXPECT_EQ(launchProblem(o, geometryFor(o), h200()), "") << tile << " " << bs;
+    }
+}
+
+TEST(ProjectTemplateGates, EachLaunchLimitFiresOnAPlantedSmallerDevice) {
+  Options o;
+  const Geometry g = geometryFor(o);
+  DeviceLimits lim = h200();
+  lim.kernel_threads = 128;  // a kernel with many registers
+  EXPECT_EQ(launchProblem(o, g, lim).rfind("-bs 256: this kernel runs at most 128", 0), 0u);
+  lim = h200();
+  lim.block_y = 8;
+  EXPECT_EQ(launchProblem(o, g, lim).rfind("-bs 256 / -tile 16: block (16, 16)", 0), 0u);
+  lim = h200();
+  lim.grid_y = 63;
+  EXPECT_EQ(launchProblem(o, g, lim).rfind("-m 1024: grid.y = ceil(M / 16) = 64", 0), 0u);
+  lim = h200();
+  lim.grid_x = 63;
+  EXPECT_EQ(launchProblem(o, g, lim).rfind("-n 1024: grid.x = ceil(N / 16) = 64", 0), 0u);
+  lim = h200();
+  lim.kernel_smem = 2047;
+  EXPECT_EQ(launchProblem(o, g, lim).rfind("-tile 16 with -bs 256: 2048 bytes", 0), 0u);
+  // grid.y fires on a real device too: 2^20 rows of 16-row blocks.
+  o.m = 1 << 20;
+  EXPECT_NE(launchProblem(o, geometryFor(o), h200()).find("grid.y = ceil(M / 16) = 65536"),
+            std::string::npos);
+}
+
+TEST(ProjectTemplateCheck, NaNInfinityAndThePoisonFail) {
+  const double ref[3] = {1.0, -2.0, 0.0};
+  float poison;
+  const unsigned int allOnes = 0xFFFFFFFFu;
+  std::memcpy(&poison, &allOnes, sizeof poison);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float bad : {poison, nan, inf, -inf}) {
+    const float got[3] = {1.0f, bad, 0.0f};
+    const CheckResult r = checkGemm(got, ref, 3, 1e-3, 1e-3);
+    EXPECT_EQ(r.failures, 1);
+    EXPECT_EQ(r.worst, 1);
+    EXPECT_FALSE(std::isfinite(r.worst_score));
+    EXPECT_EQ(r.max_abs_err, 0.0) << "only finite errors count";
+  }
+}
+
+TEST(ProjectTemplateCheck, WorstScoreIsErrorOverToleranceNotOverRef) {
+  // Element 0: error 2^-14 where ref is 2^-20 (d / |ref| = 64, yet harmless);
+  // element 1: error 2^-11 at ref 0.125 (d / t = 0.434, the real worst).
+  // All values are exact in float, so the expected scores are exact too.
+  const double tiny = std::ldexp(1.0, -20), e0 = std::ldexp(1.0, -14), e1 = std::ldexp(1.0, -11);
+  const double ref[2] = {tiny, 0.125};
+  const float got[2] = {static_cast<float>(tiny + e0), static_cast<float>(0.125 + e1)};
+  const CheckResult r = checkGemm(got, ref, 2, 1e-3, 1e-3);
+  EXPECT_EQ(r.failures, 0);
+  EXPECT_EQ(r.worst, 1);
+  EXPECT_EQ(r.worst_score, e1 / (1e-3 + 1e-3 * 0.125));
+  EXPECT_EQ(r.max_abs_err, e1);
+}
+
+TEST(ProjectTemplateCheck, BoundaryAndZeroTolerance) {
+  const double ref[1] = {0.0};
+  const float atLimit[1] = {0.5f};
+  EXPECT_EQ(checkGemm(atLimit, ref, 1, 0.0, 0.5).failures, 0) << "d == t passes";
+  EXPECT_EQ(checkGemm(atLimit, ref, 1, 0.0, 0.25).failures, 1);
+  const float exact[1] = {0.0f};
+  const CheckResult r = checkGemm(exact, ref, 1, 0.0, 0.0);
+  EXPECT_EQ(r.failures, 0);
+  EXPECT_EQ(r.worst_score, 0.0) << "0 / 0 is a perfect score, not NaN";
+  const CheckResult off = checkGemm(atLimit, ref, 1, 0.0, 0.0);
+  EXPECT_EQ(off.failures, 1);
+  EXPECT_FALSE(std::isfinite(off.worst_score));
+}
+
+TEST(ProjectTemplateMetrics, TrafficModels) {
+  Options o;
+  o.m = o.n = o.k = 1;
+  EXPECT_EQ(compulsoryBytes(o), 12.0);
+  EXPECT_EQ(modelledBytes(o, geometryFor(o)), 12.0) << "one load of A, one of B, one store";
+  o.m = o.n = o.k = 1024;
+  // Divisible sizes: the origin's 4MNK(1/T + 1/R), plus the C write it left out.
+  EXPECT_EQ(modelledBytes(o, geometryFor(o)), 4.0 * 1024 * 1024 * 1024 * (2.0 / 16) +
+                                                  4.0 * 1024 * 1024);
+  EXPECT_EQ(compulsoryBytes(o), 12.0 * 1024 * 1024);
+  o.k = 0;  // K = 0: only the C write, so AI = 0 and no 0/0
+  EXPECT_EQ(compulsoryBytes(o), 4.0 * 1024 * 1024);
+  EXPECT_EQ(modelledBytes(o, geometryFor(o)), 4.0 * 1024 * 1024);
+}
+
+TEST(ProjectTemplateMetrics, RooflineIsTheMinimumAndRatesAreNeverNaN) {
+  Ceilings c{};
+  c.copy_gbs = 4000.0;
+  c.fp32_gflops = 60000.0;
+  EXPECT_EQ(rooflineGflops(c, 4.0), 16000.0);     // bandwidth side
+  EXPECT_EQ(rooflineGflops(c, 171.0), 60000.0);   // compute side
+  EXPECT_EQ(rooflineGflops(c, 0.0), 0.0);         // K = 0: printed as n/a
+  EXPECT_EQ(gflopsAt(2e9, 1.0), 2000.0);
+  EXPECT_EQ(gflopsAt(0.0, 0.5), 0.0);
+  EXPECT_LT(gflopsAt(2e9, 0.0), 0.0) << "a zero time is n/a, never inf";
+}
+
+TEST(ProjectTemplateInputs, GeneratorMatchesTheSpec) {
+  std::vector<float> A(3), B(2);
+  fillInputs(A, B);
+  uint32_t s = kSeed;  // s <- 1664525 s + 1013904223 mod 2^32, then 24 bits
+  for (float v : {A[0], A[1], A[2], B[0], B[1]}) {
+    s = 1664525u * s + 1013904223u;
+    EXPECT_EQ(v, 2.0f * static_cast<float>(s >> 8) / 16777216.0f - 1.0f);
+    EXPECT_GE(v, -1.0f);
+    EXPECT_LT(v, 1.0f);
+  }
+}
+
+TEST(ProjectTemplateLesson, TheLessonHasTheTiledKernel) {
+  EXPECT_TRUE(kTiledKernelWritten) << "the starter's flag is false; the lesson's must be true";
+}
+
+}  // namespace
