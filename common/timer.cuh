@@ -13,6 +13,7 @@ struct TimingStats {
   double median_ms;  // middle sample (mean of the two middle ones if even)
   double min_ms;
   double max_ms;
+  double mean_ms;    // pulled up by slow outliers; the median is the headline
   int samples;
 };
 
@@ -50,5 +51,7 @@ TimingStats timeKernel(Launch launch, int warmups, int samples) {
   }
   for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventDestroy(e));
   std::sort(ms.begin(), ms.end());
-  return TimingStats{medianOfSorted(ms), ms.front(), ms.back(), samples};
+  double total = 0.0;
+  for (double t : ms) total += t;
+  return TimingStats{medianOfSorted(ms), ms.front(), ms.back(), total / samples, samples};
 }
