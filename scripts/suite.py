@@ -1067,11 +1067,12 @@ def explain_exercise(expected, result):
 # make the lesson exit 1 naming the right gate (killed), or be a known blind
 # spot whose explanation is a sentence of the lesson itself.
 class Mutant:
-    def __init__(self, name, description, old, new, expect=None, blind_spot=None):
+    def __init__(self, name, description, old, new, expect=None, blind_spot=None, args=None):
         self.name, self.description = name, description
         self.old, self.new = old, new          # exact source edit, anchored: old occurs once
         self.expect = expect                   # text the failing run's stderr must contain
         self.blind_spot = blind_spot           # sentence of the lesson explaining a survivor
+        self.args = args                       # command line (default: the first Run: line)
 
     def apply(self, text):
         count = text.count(self.old)
@@ -1080,6 +1081,7 @@ class Mutant:
         return text.replace(self.old, self.new)
 
 
+ODD_GEMM = ["-m", "1025", "-n", "1023", "-k", "1000"]  # partial tiles in every direction
 MUTANTS = {
     "testing": [
         Mutant("fix-floor-grid", "the fixed wrapper sizes its grid by floor division",
@@ -1104,6 +1106,24 @@ MUTANTS = {
                "buf[threadIdx.x] = (i < n) ? in[i] : 0.0f;  // the guard wraps the load only\n  __syncthreads();",
                "buf[threadIdx.x] = (i < n) ? in[i] : 0.0f;  // the guard wraps the load only",
                "GATE:"),
+    ],
+    "project_template": [
+        Mutant("grid-floor", "the grid is sized by floor division (partial tiles never launched)",
+               "return (a + b - 1) / b; }", "return a / b; }", "GATE:", args=ODD_GEMM),
+        Mutant("skipped-k-tail", "the K loop stops before a partial last tile",
+               "for (long long k0 = 0; k0 < K; k0 += T) {", "for (long long k0 = 0; k0 + T <= K; k0 += T) {",
+               "GATE:", args=ODD_GEMM),
+        Mutant("transposed-index", "the B panel is read transposed",
+               "acc = fmaf(As[ty * T + kk], Bs[kk * T + tx], acc);",
+               "acc = fmaf(As[ty * T + kk], Bs[tx * T + kk], acc);", "GATE:"),
+        Mutant("skip-store", "the last column of C is never stored",
+               "if (row < M && col < N) C[row * N + col] = acc;",
+               "if (row < M && col < N - 1) C[row * N + col] = acc;", "GATE:"),
+        Mutant("writes-nan", "the kernel stores NaN",
+               "if (row < M && col < N) C[row * N + col] = acc;",
+               "if (row < M && col < N) C[row * N + col] = acc * nanf(\"\");", "GATE:"),
+        Mutant("missing-barrier", "the barrier that protects a panel before it is overwritten is dropped",
+               "    __syncthreads();  // nobody overwrites a panel another thread still reads\n", "", "GATE:"),
     ],
 }
 MIN_KILLED = 4
@@ -1146,7 +1166,8 @@ def run_mutant(root, prog, mutant):
             entry.update(killed=False, outcome="does not compile: " + (built.stderr.strip().splitlines() or [""])[0])
             return entry
         out = argv[argv.index("-o") + 1]
-        result = run_binary(Path(tmp) / out, prog.runs()[0].args)
+        args = mutant.args if mutant.args is not None else prog.runs()[0].args
+        result = run_binary(Path(tmp) / out, args)
     gate_named = mutant.expect is None or mutant.expect in result["stderr"]
     entry["killed"] = result["exit_code"] == EXIT_FAIL and gate_named
     entry["outcome"] = f"exit {result['exit_code']}: " + " | ".join(
