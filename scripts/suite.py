@@ -10,6 +10,7 @@ Subcommands (each a small function, cmd_*):
   verify                (GPU) prove every program: transcripts, sanitizers, repeats,
                         sm_75 PTX build, Compiler Explorer budget; writes verify.json/.md
   mutate [NAME...]      (GPU) run the mutation catalogue; record killed/survived
+  plot roofline|sweep CSV --out PNG   charts from report_data / sweep CSV
   snippet FILE NAME     print one snippet (dedented, markers stripped)
   ce-link NAME          print a Compiler Explorer link for a lesson or starter
   sync                  regenerate the generated parts of README.md and lessons/README.md
@@ -487,7 +488,32 @@ def cmd_bless(args):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(format_transcript(run, facts[0], facts[2], result), encoding="utf-8")
         print(f"recorded {path.relative_to(root)} (exit {result['exit_code']})")
+    if args.all:
+        bless_data(root, gpu, args.bin_dir)
     return EXIT_OK
+
+
+# Raw (unmasked) CSV of real runs, kept for the charts: (program, args, file, chart kind, PNG).
+DATA_RECORDINGS = [
+    ("report_data", [], "report_data.csv", "roofline", "roofline.png"),
+    ("sweep", ["-csv"], "sweep.csv", "sweep", "sweep.png"),
+]
+
+
+def bless_data(root, gpu, bin_dir):
+    """Record the CSV data files and render their charts (part of 'bless --all')."""
+    out_dir = root / "expected" / gpu / "data"
+    for name, argv, csv_name, kind, png in DATA_RECORDINGS:
+        if not (root / "lessons" / (name + ".cu")).exists():
+            continue
+        run = Run(Program(root, root / "lessons" / (name + ".cu")), argv, 0)
+        result = run_binary(binary_for(root, run, bin_dir), argv)
+        if result["exit_code"] != EXIT_OK:
+            raise SuiteError(f"bless: {name} {' '.join(argv)} exited {result['exit_code']}; no data recorded")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / csv_name).write_text(result["stdout"], encoding="utf-8")
+        status = main(["--root", str(root), "plot", kind, str(out_dir / csv_name), "--out", str(out_dir / png)])
+        print(f"recorded {(out_dir / csv_name).relative_to(root)} and {png} (plot exit {status})")
 
 
 # --- static checks: each returns a list of 'file:line: message' strings.
@@ -1063,6 +1089,134 @@ def explain_exercise(expected, result):
 
 
 # ---------------------------------------------------------------------------
+# Plots (matplotlib; Debian's python3-matplotlib, see scripts/install-deps.sh).
+FALLBACK_PYTHON = "/usr/bin/python3"
+
+
+def read_csv_with_comments(path):
+    """(comment lines, rows as dicts) of a CSV whose comments start with '#'."""
+    import csv
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    comments = [line[1:].strip() for line in lines if line.startswith("#")]
+    rows = list(csv.DictReader(line for line in lines if line.strip() and not line.startswith("#")))
+    if not rows:
+        raise SuiteError(f"{path}: no CSV rows")
+    return comments, rows
+
+
+def roofline_points(path):
+    """Ceilings and the timed, passing points of a report_data CSV."""
+    comments, rows = read_csv_with_comments(path)
+    text = " ".join(comments)
+    bw = re.search(r"bandwidth (" + NUM + r") GB/s", text)
+    peak = re.search(r"FP32 peak (" + NUM + r") GFLOP/s", text)
+    gpu = re.search(r"GPU: ([^(]+?) \(", text)
+    if not bw or not peak:
+        raise SuiteError(f"{path}: the comment lines carry no measured bandwidth / FP32 peak")
+    for column in ("kernel", "n", "verdict", "gflops", "ai_compulsory"):
+        if column not in rows[0]:
+            raise SuiteError(f"{path}: no column {column!r}")
+    points = [(r["kernel"], int(r["n"]), float(r["ai_compulsory"]), float(r["gflops"]))
+              for r in rows if r["verdict"] == "PASS" and r["gflops"] not in ("", "n/a")]
+    return {"gpu": gpu.group(1).strip() if gpu else "GPU", "bw_gbs": float(bw.group(1)),
+            "peak_gflops": float(peak.group(1)), "points": points}
+
+
+def points_over_roof(data):
+    """Points above min(peak, AI x bandwidth): a roofline cannot have any."""
+    return [p for p in data["points"] if p[3] > min(data["peak_gflops"], p[2] * data["bw_gbs"]) * 1.0001]
+
+
+def render_roofline(data, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=120)
+    ais = [p[2] for p in data["points"]] or [1.0]
+    lo, hi = min(ais + [1.0]) / 4, max(ais + [data["peak_gflops"] / data["bw_gbs"]]) * 4
+    xs = [lo * (hi / lo) ** (i / 200) for i in range(201)]
+    ax.plot(xs, [min(data["peak_gflops"], x * data["bw_gbs"]) for x in xs], "k-", lw=2,
+            label=f"roof: min({data['peak_gflops']:.0f} GFLOP/s, AI x {data['bw_gbs']:.0f} GB/s), measured")
+    ax.plot(xs, [x * data["bw_gbs"] for x in xs], "k:", lw=1, label="bandwidth roof (measured copy)")
+    ax.axhline(data["peak_gflops"], color="gray", ls="--", lw=1, label="FP32 peak (measured FMA kernel)")
+    for kernel, marker in (("naive", "o"), ("tiled", "s")):
+        pts = [p for p in data["points"] if p[0] == kernel]
+        if pts:
+            ax.plot([p[2] for p in pts], [p[3] for p in pts], marker, ls="-", label=f"{kernel} kernel")
+            for p in pts:
+                ax.annotate(str(p[1]), (p[2], p[3]), textcoords="offset points", xytext=(4, -10), fontsize=7)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylim(min([p[3] for p in data["points"]] + [data["peak_gflops"]]) / 4, data["peak_gflops"] * 3)
+    ax.set_xlabel("arithmetic intensity, compulsory traffic (FLOP/byte)")
+    ax.set_ylabel("GFLOP/s (median launch)")
+    ax.set_title(f"FP32 GEMM roofline on {data['gpu']} (labels: n = M = N = K)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+
+
+def sweep_points(path):
+    _, rows = read_csv_with_comments(path)
+    for column in ("threads", "tk", "co", "status", "gflops"):
+        if column not in rows[0]:
+            raise SuiteError(f"{path}: no column {column!r}")
+    pts = [(f"{r['threads']}/{r['tk']}/{r['co']}", float(r["gflops"]), r.get("tie", ""))
+           for r in rows if r["status"] == "PASS" and r["gflops"] not in ("", "n/a")]
+    if not pts:
+        raise SuiteError(f"{path}: no passing, timed point to chart")
+    return {"device": rows[0].get("device", "GPU"), "size": f"{rows[0].get('m')}x{rows[0].get('n')}x{rows[0].get('k')}",
+            "points": sorted(pts, key=lambda p: -p[1])}
+
+
+def render_sweep(data, out):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    pts = data["points"]
+    fig, ax = plt.subplots(figsize=(8, max(3.0, 0.28 * len(pts) + 1.2)), dpi=120)
+    ys = list(range(len(pts)))[::-1]
+    colors = ["tab:orange" if p[2] not in ("", "0") else "tab:blue" for p in pts]
+    ax.barh(ys, [p[1] for p in pts], color=colors)
+    ax.set_yticks(ys)
+    ax.set_yticklabels([p[0] for p in pts], fontsize=7)
+    ax.set_xlabel("GFLOP/s (median launch)")
+    ax.set_ylabel("threads per block / TK / coarsening")
+    ax.set_title(f"sweep on {data['device']}, {data['size']}, ranked (orange: tied with a neighbour)")
+    ax.grid(True, axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
+
+
+def cmd_plot(args):
+    """Render a report_data CSV as a roofline PNG, or a sweep CSV as a ranked bar chart."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        if os.path.exists(FALLBACK_PYTHON) and os.path.realpath(sys.executable) != os.path.realpath(FALLBACK_PYTHON):
+            done = subprocess.run([FALLBACK_PYTHON, os.path.abspath(__file__)] + args.argv,
+                                  capture_output=True, text=True)
+            sys.stdout.write(done.stdout)
+            sys.stderr.write(done.stderr)
+            return done.returncode
+        raise SuiteError("plot needs matplotlib (Debian: scripts/install-deps.sh)")
+    if args.kind == "roofline":
+        data = roofline_points(args.csv)
+        render_roofline(data, args.out)
+        above = points_over_roof(data)
+        print(f"wrote {args.out}: {len(data['points'])} points, "
+              + ("all under both roofs" if not above else f"{len(above)} ABOVE a roof: {above}"))
+        return EXIT_FAIL if above else EXIT_OK
+    data = sweep_points(args.csv)
+    render_sweep(data, args.out)
+    print(f"wrote {args.out}: {len(data['points'])} ranked points")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------
 # Mutation catalogue: plausible bugs planted into a copy of a lesson. Each must
 # make the lesson exit 1 naming the right gate (killed), or be a known blind
 # spot whose explanation is a sentence of the lesson itself.
@@ -1439,6 +1593,10 @@ def build_parser():
     p = add("mutate", cmd_mutate, cmd_mutate.__doc__)
     p.add_argument("names", nargs="*", help="lessons (default: every lesson in the catalogue)")
     p.add_argument("--gpu", default=None)
+    p = add("plot", cmd_plot, cmd_plot.__doc__)
+    p.add_argument("kind", choices=["roofline", "sweep"])
+    p.add_argument("csv", type=Path)
+    p.add_argument("--out", type=Path, required=True, help="PNG file to write")
     p = add("snippet", cmd_snippet, cmd_snippet.__doc__)
     p.add_argument("file", help="lesson name or path, e.g. testing or lessons/testing.cu")
     p.add_argument("name", help="snippet name")
@@ -1464,6 +1622,7 @@ def main(argv=None):
     except SystemExit as exc:  # argparse already printed the usage
         return EXIT_USAGE if exc.code else EXIT_OK
     args.root = args.root.resolve()
+    args.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return args.func(args)
     except SuiteError as exc:

@@ -662,6 +662,89 @@ class TestMutants(Scratch):
         self.assertEqual(status, suite.EXIT_SKIP)
 
 
+ROOFLINE_CSV = """# GPU: Test GPU (compute capability 9.0), 132 SMs, 2048 threads/SM
+# ceilings, measured on this device by this program (median of 7 launches each): bandwidth 4000.0 GB/s (a copy kernel); FP32 peak 50000.0 GFLOP/s (an FMA kernel)
+kernel,m,n,k,check,cpu_elements,verdict,max_abs_err,xcheck_diff,err_frac,ms,min_ms,max_ms,gflops,pct_of_roof,model_load_gb,compulsory_gb,ai_model,ai_compulsory
+naive,128,128,128,cpu,16384,PASS,1e-6,,0.1,0.01,0.01,0.01,400.0,1.0,0.01,0.0002,0.25,21.33
+tiled,128,128,128,cpu,16384,PASS,1e-6,,0.1,0.01,0.01,0.01,500.0,1.0,0.01,0.0002,4.0,21.33
+naive,2048,2048,2048,cpu-rows,16384,PASS,1e-6,,0.1,3.0,3.0,3.0,5400.0,1.0,0.01,0.05,0.25,341.33
+tiled,2048,2048,2048,cpu-rows,16384,PASS,1e-6,,0.1,2.0,2.0,2.0,8100.0,1.0,0.01,0.05,4.0,341.33
+"""
+SWEEP_CSV = """device,m,n,k,point,threads,tk,co,status,gflops,rank,tie
+Test GPU,1024,1024,1024,1,128,8,1,PASS,1664.0,3,0
+Test GPU,1024,1024,1024,2,256,32,4,PASS,7940.0,1,1
+Test GPU,1024,1024,1024,3,256,16,4,PASS,7920.0,1,1
+Test GPU,1024,1024,1024,4,512,8,2,FAIL,,,
+"""
+
+
+def has_matplotlib():
+    import subprocess
+    for python in (sys.executable, suite.FALLBACK_PYTHON):
+        if os.path.exists(python) and subprocess.run([python, "-c", "import matplotlib"],
+                                                     capture_output=True).returncode == 0:
+            return True
+    return False
+
+
+@unittest.skipUnless(has_matplotlib(), "matplotlib is not installed (scripts/install-deps.sh)")
+class TestPlot(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="suite-plot-")
+        self.dir = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def plot(self, kind, csv_text=None, csv_path=None):
+        path = csv_path or self.dir / "in.csv"
+        if csv_text is not None:
+            path.write_text(csv_text)
+        out = self.dir / (kind + ".png")
+        err = io.StringIO()
+        with contextlib.redirect_stdout(io.StringIO()) as so, contextlib.redirect_stderr(err):
+            status = suite.main(["plot", kind, str(path), "--out", str(out)])
+        return status, out, so.getvalue() + err.getvalue()
+
+    def assertPng(self, path, min_bytes=10000):
+        data = path.read_bytes()
+        self.assertEqual(data[:8], b"\x89PNG\r\n\x1a\n", "not a PNG file")
+        self.assertGreater(len(data), min_bytes, "implausibly small PNG")
+        width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+        self.assertGreater(width, 400)
+        self.assertGreater(height, 200)
+
+    def test_roofline_png(self):
+        status, out, text = self.plot("roofline", ROOFLINE_CSV)
+        self.assertEqual(status, suite.EXIT_OK, text)
+        self.assertIn("all under both roofs", text)
+        self.assertPng(out)
+
+    def test_point_above_a_roof_fails(self):
+        status, _, text = self.plot("roofline", ROOFLINE_CSV.replace(",8100.0,", ",90000.0,"))
+        self.assertEqual(status, suite.EXIT_FAIL)
+        self.assertIn("ABOVE a roof", text)
+
+    def test_csv_without_ceilings_is_refused(self):
+        status, _, text = self.plot("roofline", "\n".join(ROOFLINE_CSV.splitlines()[2:]) + "\n")
+        self.assertEqual(status, suite.EXIT_FAIL)
+        self.assertIn("no measured bandwidth", text)
+
+    def test_sweep_bar_chart(self):
+        status, out, text = self.plot("sweep", SWEEP_CSV)
+        self.assertEqual(status, suite.EXIT_OK, text)
+        self.assertIn("3 ranked points", text)
+        self.assertPng(out, 5000)
+
+    def test_recorded_h200_csvs_render(self):
+        data = REPO / "expected/h200/data"
+        for kind, name in (("roofline", "report_data.csv"), ("sweep", "sweep.csv")):
+            self.assertTrue((data / name).exists(), f"no recorded {name}: run bless --all on the GPU")
+            status, out, text = self.plot(kind, csv_path=data / name)
+            self.assertEqual(status, suite.EXIT_OK, text)
+            self.assertPng(out)
+
+
 def list_classes():
     return sorted(name for name, obj in globals().items()
                   if isinstance(obj, type) and issubclass(obj, unittest.TestCase)
