@@ -353,7 +353,7 @@ void fillInputs(std::vector<float>& A, std::vector<float>& B) {
 // and at power-of-two N those addresses collide in the same cache sets):
 // - loop interchange plus packing: per block of 256 k-steps, a 256 x 1024 slab
 //   of B is converted once into contiguous 8-column double panels (2 MiB, held
-//   in L2/L3), and 6 rows of A into one 6-row double panel (12 KiB, held in L1);
+//   in L2/L3), and 6 rows of A into one 6-row double panel (12 KiB, in L1);
 // - register blocking: a 6 x 8 tile of C lives in twelve 4-wide vector
 //   registers for the whole k block; each k-step loads 2 vectors of B and 6
 //   scalars of A for 48 multiply-adds, all unit stride;
@@ -389,15 +389,17 @@ __attribute__((always_inline)) inline void tileBody(long long kc,
   constexpr long long kL = sizeof(V) / sizeof(double);
   constexpr size_t kV = sizeof(V);
   for (long long h = 0; h < kNR; h += 2 * kL, c += 2 * kL, b += 2 * kL) {
+    double* const r[kMR] = {c, c + ldc, c + 2 * ldc, c + 3 * ldc, c + 4 * ldc,
+                            c + 5 * ldc};  // this pass's part of each C row
     V c0a = {}, c0b = {}, c1a = {}, c1b = {}, c2a = {}, c2b = {};
     V c3a = {}, c3b = {}, c4a = {}, c4b = {}, c5a = {}, c5b = {};
     if (!first) {
-      std::memcpy(&c0a, c + 0 * ldc, kV); std::memcpy(&c0b, c + 0 * ldc + kL, kV);
-      std::memcpy(&c1a, c + 1 * ldc, kV); std::memcpy(&c1b, c + 1 * ldc + kL, kV);
-      std::memcpy(&c2a, c + 2 * ldc, kV); std::memcpy(&c2b, c + 2 * ldc + kL, kV);
-      std::memcpy(&c3a, c + 3 * ldc, kV); std::memcpy(&c3b, c + 3 * ldc + kL, kV);
-      std::memcpy(&c4a, c + 4 * ldc, kV); std::memcpy(&c4b, c + 4 * ldc + kL, kV);
-      std::memcpy(&c5a, c + 5 * ldc, kV); std::memcpy(&c5b, c + 5 * ldc + kL, kV);
+      std::memcpy(&c0a, r[0], kV); std::memcpy(&c0b, r[0] + kL, kV);
+      std::memcpy(&c1a, r[1], kV); std::memcpy(&c1b, r[1] + kL, kV);
+      std::memcpy(&c2a, r[2], kV); std::memcpy(&c2b, r[2] + kL, kV);
+      std::memcpy(&c3a, r[3], kV); std::memcpy(&c3b, r[3] + kL, kV);
+      std::memcpy(&c4a, r[4], kV); std::memcpy(&c4b, r[4] + kL, kV);
+      std::memcpy(&c5a, r[5], kV); std::memcpy(&c5b, r[5] + kL, kV);
     }
     for (long long k = 0; k < kc; ++k) {
       V b0, b1;  // B row k: this pass's columns
@@ -412,12 +414,12 @@ __attribute__((always_inline)) inline void tileBody(long long kc,
       c4a += ak[4] * b0; c4b += ak[4] * b1;
       c5a += ak[5] * b0; c5b += ak[5] * b1;
     }
-    std::memcpy(c + 0 * ldc, &c0a, kV); std::memcpy(c + 0 * ldc + kL, &c0b, kV);
-    std::memcpy(c + 1 * ldc, &c1a, kV); std::memcpy(c + 1 * ldc + kL, &c1b, kV);
-    std::memcpy(c + 2 * ldc, &c2a, kV); std::memcpy(c + 2 * ldc + kL, &c2b, kV);
-    std::memcpy(c + 3 * ldc, &c3a, kV); std::memcpy(c + 3 * ldc + kL, &c3b, kV);
-    std::memcpy(c + 4 * ldc, &c4a, kV); std::memcpy(c + 4 * ldc + kL, &c4b, kV);
-    std::memcpy(c + 5 * ldc, &c5a, kV); std::memcpy(c + 5 * ldc + kL, &c5b, kV);
+    std::memcpy(r[0], &c0a, kV); std::memcpy(r[0] + kL, &c0b, kV);
+    std::memcpy(r[1], &c1a, kV); std::memcpy(r[1] + kL, &c1b, kV);
+    std::memcpy(r[2], &c2a, kV); std::memcpy(r[2] + kL, &c2b, kV);
+    std::memcpy(r[3], &c3a, kV); std::memcpy(r[3] + kL, &c3b, kV);
+    std::memcpy(r[4], &c4a, kV); std::memcpy(r[4] + kL, &c4b, kV);
+    std::memcpy(r[5], &c5a, kV); std::memcpy(r[5] + kL, &c5b, kV);
   }
 }
 
@@ -515,10 +517,12 @@ inline void cpuReferenceGemm(const float* A, const float* B, double* C,
             tile(kc, ap, bp, c, N, first);
           } else {  // overhang: run the full tile on a copy, keep the inside
             for (long long r = 0; r < h; ++r)
-              for (long long j = 0; j < w; ++j) edge[r * kNR + j] = c[r * N + j];
+              for (long long j = 0; j < w; ++j)
+                edge[r * kNR + j] = c[r * N + j];
             tile(kc, ap, bp, edge, kNR, first);
             for (long long r = 0; r < h; ++r)
-              for (long long j = 0; j < w; ++j) c[r * N + j] = edge[r * kNR + j];
+              for (long long j = 0; j < w; ++j)
+                c[r * N + j] = edge[r * kNR + j];
           }
         }
       }
