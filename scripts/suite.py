@@ -890,10 +890,12 @@ def transcript_excerpt(root, run_id, start, count):
     path = run.transcript_path(DEFAULT_GPU)
     if not path.exists():
         raise SuiteError(f"no transcript {path.relative_to(root)} to quote")
-    lines = parse_transcript(path)["stdout"].splitlines()
-    for i, line in enumerate(lines):
-        if start in line:
-            return "\n".join(lines[i:i + count]) + "\n"
+    info = parse_transcript(path)
+    for stream in ("stdout", "stderr"):  # stdout first; an error line lives on stderr
+        lines = info[stream].splitlines()
+        for i, line in enumerate(lines):
+            if start in line:
+                return "\n".join(lines[i:i + count]) + "\n"
     raise SuiteError(f"{path.relative_to(root)} has no line containing {start!r}")
 
 
