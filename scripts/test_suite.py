@@ -118,6 +118,15 @@ class TestMasking(unittest.TestCase):
         self.assertEqual(suite.mask(text),
                          "kernel,size,ms,gflops,check\nnaive,128,[VAR],[VAR],PASS\n# note [MS] ms\n")
 
+    def test_build_dependent_values_only_across_builds(self):
+        line = "  1  128/8/1   40 regs   12 blocks/SM   75.0% occupancy  limited by registers"
+        self.assertEqual(suite.mask_line(line), line)
+        self.assertEqual(suite.mask_line(line, across_builds=True),
+                         "  1  128/8/1   [REGS] regs   [BLOCKS] blocks/SM   [OCC]% occupancy  limited by [LIMIT]")
+        csv = "device,point,regs,occupancy,ms\nH200,1,40,0.75,0.1\n"
+        self.assertEqual(suite.mask(csv), "device,point,regs,occupancy,ms\nH200,1,40,0.75,[VAR]\n")
+        self.assertEqual(suite.mask(csv, True), "device,point,regs,occupancy,ms\nH200,1,[VAR],[VAR],[VAR]\n")
+
     def test_csv_without_volatile_columns_is_exact(self):
         text = "format,max,rms\nint8,3.937e-3,2.273e-3\n"
         self.assertEqual(suite.mask(text), text)
