@@ -1,0 +1,526 @@
+// Host-side tests of the Day 98 lesson's functions (no GPU needed): the
+// quantizers and their rounding rule, the asymmetric quantizer on a tensor
+// bounded away from zero, 2:4 pruning, the host integer reference behind the
+// exactness gate, the censuses, and the census lines of the recorded
+// transcript, recomputed here and compared digit for digit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#define main lesson_main
+#include "../lessons/quant_matmul.cu"
+#undef main
+
+namespace {
+
+std::string sci3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3e", v);
+  return buf;
+}
+
+// ------------------------------------------------------------ rounding rule
+
+TEST(QuantMatmulRounding, NearestTiesToEven) {
+  EXPECT_EQ(roundToInt8(2.5f), 2);
+  EXPECT_EQ(roundToInt8(3.5f), 4);
+  EXPECT_EQ(roundToInt8(-2.5f), -2);
+  EXPECT_EQ(roundToInt8(0.49f), 0);
+  EXPECT_EQ(roundToInt8(-0.51f), -1);
+  EXPECT_EQ(roundToInt8(126.6f), 127);
+}
+
+TEST(QuantMatmulRounding, ClampsInsteadOfWrapping) {
+  // 127.5 rounds (ties to even) to 128: it must clamp to 127, never wrap to -128.
+  EXPECT_EQ(roundToInt8(127.5f), 127);
+  EXPECT_EQ(roundToInt8(128.0f), 127);
+  EXPECT_EQ(roundToInt8(1e9f), 127);
+  EXPECT_EQ(roundToInt8(-128.5f), -128);  // ties to even: -128, in range
+  EXPECT_EQ(roundToInt8(-129.0f), -128);
+  EXPECT_EQ(roundToInt8(-1e9f), -128);
+  // Through the quantizer: a value just past amax rounds to 128 and clamps.
+  const float scale = symmetricScale(1.0f);
+  const float x[3] = {1.0f, 1.004f, -1.004f};  // 1.004 * 127 = 127.508
+  std::int8_t q[3];
+  quantizeSymmetric(x, 3, scale, q);
+  EXPECT_EQ(q[0], 127);
+  EXPECT_EQ(q[1], 127);   // rounds to 128: clamped
+  EXPECT_EQ(q[2], -128);  // rounds to -128: in range, kept
+}
+
+// ------------------------------------------------------------ quantizers
+
+TEST(QuantMatmulQuantizers, SymmetricScaleAndCodes) {
+  EXPECT_EQ(symmetricScale(0.0f), 1.0f);  // an all-zero tensor
+  EXPECT_EQ(symmetricScale(127.0f), 1.0f);
+  const float x[5] = {0.0f, 1.0f, -1.0f, 0.25f, -0.75f};
+  std::int8_t q[5];
+  const float s = symmetricScale(1.0f);
+  quantizeSymmetric(x, 5, s, q);
+  EXPECT_EQ(q[0], 0);
+  EXPECT_EQ(q[1], 127);
+  EXPECT_EQ(q[2], -127);
+  EXPECT_EQ(q[3], 32);   // 31.75
+  EXPECT_EQ(q[4], -95);  // -95.25
+}
+
+TEST(QuantMatmulQuantizers, PerColumnScalesCodesAndSums) {
+  // B is 3 x 2: column 0 spans 4, column 1 spans 0.5 (8x quieter).
+  const float B[6] = {4.0f, 0.5f, -2.2f, -0.3f, 1.0f, 0.0f};
+  float colMax[2];
+  columnMaxAbs(B, 3, 2, colMax);
+  EXPECT_EQ(colMax[0], 4.0f);
+  EXPECT_EQ(colMax[1], 0.5f);
+  float scales[2];
+  std::int8_t q[6];
+  quantizeColumns(B, 3, 2, colMax, scales, q);
+  EXPECT_EQ(scales[0], 4.0f / 127.0f);
+  EXPECT_EQ(scales[1], 0.5f / 127.0f);
+  // -69.85 -> -70, -76.2 -> -76, 31.75 -> 32
+  const std::int8_t want[6] = {127, 127, -70, -76, 32, 0};
+  for (int e = 0; e < 6; ++e) EXPECT_EQ(q[e], want[e]) << "element " << e;
+  std::int32_t sums[2];
+  columnCodeSums(q, 3, 2, sums);
+  EXPECT_EQ(sums[0], 127 - 70 + 32);
+  EXPECT_EQ(sums[1], 127 - 76 + 0);
+  // An all-zero column gets scale 1 and codes 0, not a division by zero.
+  const float Z[2] = {0.0f, 0.0f};
+  float zMax, zScale;
+  std::int8_t zq[2];
+  columnMaxAbs(Z, 2, 1, &zMax);
+  quantizeColumns(Z, 2, 1, &zMax, &zScale, zq);
+  EXPECT_EQ(zScale, 1.0f);
+  EXPECT_EQ(zq[0], 0);
+  EXPECT_EQ(zq[1], 0);
+}
+
+// The asymmetric quantizer must stay in range for any tensor: its range is
+// widened to include 0 and its zero point clamped, so z is a valid int8 pad
+// code and no code clamps; the round trip is within half a step.
+void expectAsymmetricSafe(const std::vector<float>& x, const char* what) {
+  const AsymmetricParams p = asymmetricParams(x.data(), static_cast<long long>(x.size()));
+  EXPECT_GE(p.zeroPoint, kInt8Min) << what;
+  EXPECT_LE(p.zeroPoint, kInt8Max) << what;
+  std::vector<std::int8_t> q(x.size());
+  quantizeAsymmetric(x.data(), static_cast<long long>(x.size()), p, q.data());
+  for (size_t e = 0; e < x.size(); ++e) {
+    const float unclamped = x[e] / p.scale + static_cast<float>(p.zeroPoint);
+    EXPECT_LE(std::fabs(unclamped - std::rint(unclamped)), 0.5f) << what;
+    EXPECT_GE(unclamped, kInt8Min - 0.5f) << what << ": element " << e << " would clamp";
+    EXPECT_LE(unclamped, kInt8Max + 0.5f) << what << ": element " << e << " would clamp";
+    const double rebuilt = (static_cast<double>(q[e]) - p.zeroPoint) * p.scale;
+    // Half a step, plus the float rounding of x/s + z (2^-24 of up to 255 steps).
+    EXPECT_LE(std::fabs(rebuilt - x[e]), 0.5 * p.scale * (1.0 + 1e-4))
+        << what << ": element " << e << " = " << x[e];
+  }
+}
+
+TEST(QuantMatmulQuantizers, AsymmetricBoundedAwayFromZeroStaysInRange) {
+  std::vector<float> x;
+  for (int i = 0; i <= 400; ++i) x.push_back(5.0f + 4.0f * i / 400.0f);  // [5, 9]
+  const AsymmetricParams p = asymmetricParams(x.data(), static_cast<long long>(x.size()));
+  // Without widening: scale 4/255 and z = round(-128 - 5/(4/255)) = -447,
+  // which no int8 holds. Widened to [0, 9]: scale 9/255, z = -128.
+  EXPECT_EQ(p.scale, 9.0f / 255.0f);
+  EXPECT_EQ(p.zeroPoint, -128);
+  expectAsymmetricSafe(x, "[5, 9]");
+}
+
+TEST(QuantMatmulQuantizers, AsymmetricNegativeMixedAndLessonRanges) {
+  std::vector<float> neg, mixed, relu;
+  for (int i = 0; i <= 300; ++i) {
+    neg.push_back(-9.0f + 4.0f * i / 300.0f);     // [-9, -5]: z = 127
+    mixed.push_back(-1.0f + 4.0f * i / 300.0f);   // [-1, 3]
+    relu.push_back(static_cast<float>(i) / 301.0f);  // [0, 1): like the lesson's A
+  }
+  EXPECT_EQ(asymmetricParams(neg.data(), 301).zeroPoint, 127);
+  EXPECT_EQ(asymmetricParams(relu.data(), 301).zeroPoint, -128);
+  expectAsymmetricSafe(neg, "[-9, -5]");
+  expectAsymmetricSafe(mixed, "[-1, 3]");
+  expectAsymmetricSafe(relu, "[0, 1)");
+  // The real value 0 has an exact code: z, which dequantizes to exactly 0.
+  const AsymmetricParams p = asymmetricParams(mixed.data(), 301);
+  const float zero = 0.0f;
+  std::int8_t q;
+  quantizeAsymmetric(&zero, 1, p, &q);
+  EXPECT_EQ(q, p.zeroPoint);
+  // An empty range (all equal to 0) gets scale 1.
+  const float zeros[3] = {0.0f, 0.0f, 0.0f};
+  EXPECT_EQ(asymmetricParams(zeros, 3).scale, 1.0f);
+}
+
+// The zero-point identity the epilogue relies on:
+// sum (qa - z) qb = sum qa qb - z sum qb, exactly, in int32.
+TEST(QuantMatmulQuantizers, ZeroPointEpilogueIdentity) {
+  const std::int32_t qa[4] = {-128, -1, 0, 127};
+  const std::int32_t qb[4] = {127, -127, 5, -3};
+  const int z = -128;
+  std::int32_t dot = 0, shifted = 0, colSum = 0;
+  for (int k = 0; k < 4; ++k) {
+    dot += qa[k] * qb[k];
+    shifted += (qa[k] - z) * qb[k];
+    colSum += qb[k];
+  }
+  EXPECT_EQ(int8Epilogue(dot, z, colSum, 1.0f, 1.0f), static_cast<float>(shifted));
+  EXPECT_EQ(int8Epilogue(dot, 0, 0, 0.5f, 0.25f), static_cast<float>(dot) * 0.5f * 0.25f);
+  EXPECT_TRUE(epilogueWritten());
+  EXPECT_TRUE(quantizeColumnsWritten());
+}
+
+// ------------------------------------------------------------ 2:4 pruning
+
+// Runs pruneTwoOfFour on a K x 1 column whose codes are all 1; returns which
+// rows kept their code.
+std::vector<int> keptRows(const std::vector<float>& column) {
+  const int K = static_cast<int>(column.size());
+  std::vector<std::int8_t> codes(K, 1);
+  pruneTwoOfFour(column.data(), K, 1, codes.data());
+  std::vector<int> kept;
+  for (int p = 0; p < K; ++p)
+    if (codes[p] != 0) kept.push_back(p);
+  return kept;
+}
+
+TEST(QuantMatmulPruning, KeepsTheTwoLargestMagnitudes) {
+  EXPECT_EQ(keptRows({1.0f, 4.0f, 3.0f, 2.0f}), (std::vector<int>{1, 2}));
+  EXPECT_EQ(keptRows({-5.0f, 1.0f, 4.0f, -2.0f}), (std::vector<int>{0, 2}));
+  EXPECT_EQ(keptRows({0.1f, 0.2f, -0.3f, 0.4f, 9.0f, 8.0f, 0.0f, 0.0f}),
+            (std::vector<int>{2, 3, 4, 5}));
+}
+
+TEST(QuantMatmulPruning, TiesGoToTheEarlierIndex) {
+  EXPECT_EQ(keptRows({2.0f, 2.0f, 2.0f, 2.0f}), (std::vector<int>{0, 1}));
+  EXPECT_EQ(keptRows({1.0f, 3.0f, -3.0f, 3.0f}), (std::vector<int>{1, 2}));
+  EXPECT_EQ(keptRows({5.0f, 1.0f, 1.0f, 1.0f}), (std::vector<int>{0, 1}));
+  EXPECT_EQ(keptRows({0.0f, 0.0f, 0.0f, 0.0f}), (std::vector<int>{0, 1}));
+}
+
+TEST(QuantMatmulPruning, ShortTailGroupKeepsUpToTwo) {
+  // K = 5: a tail of 1 keeps it; K = 6: a tail of 2 keeps both; K = 7: a tail
+  // of 3 keeps its 2 largest.
+  EXPECT_EQ(keptRows({1.0f, 2.0f, 3.0f, 4.0f, 0.5f}), (std::vector<int>{2, 3, 4}));
+  EXPECT_EQ(keptRows({1.0f, 2.0f, 3.0f, 4.0f, 0.5f, 0.25f}), (std::vector<int>{2, 3, 4, 5}));
+  EXPECT_EQ(keptRows({1.0f, 2.0f, 3.0f, 4.0f, 0.5f, 0.25f, 0.75f}),
+            (std::vector<int>{2, 3, 4, 6}));
+}
+
+TEST(QuantMatmulPruning, ColumnsAreIndependentAndEqualQuantizingThePrunedB) {
+  // 8 x 3 from the lesson's generator: prune the codes, and separately prune
+  // the floats and quantize those per column; both must agree, and the pruned
+  // B's column maxima must equal the dense ones (the largest always survives).
+  const int K = 8, N = 3;
+  std::vector<float> A(K * N), B(K * N);
+  Lcg rng{kSeed};
+  for (float& v : B) v = 2.0f * rng.unit() - 1.0f;
+  std::vector<float> colMax(N), scales(N);
+  std::vector<std::int8_t> codes(K * N);
+  columnMaxAbs(B.data(), K, N, colMax.data());
+  quantizeColumns(B.data(), K, N, colMax.data(), scales.data(), codes.data());
+  pruneTwoOfFour(B.data(), K, N, codes.data());
+
+  std::vector<float> pruned = B;
+  for (int c = 0; c < N; ++c) {
+    for (int g = 0; g < K; g += 4) {
+      std::vector<float> col;
+      for (int t = 0; t < 4; ++t) col.push_back(B[(g + t) * N + c]);
+      const std::vector<int> kept = keptRows(col);
+      for (int t = 0; t < 4; ++t)
+        if (std::find(kept.begin(), kept.end(), t) == kept.end()) pruned[(g + t) * N + c] = 0.0f;
+    }
+  }
+  std::vector<float> prunedMax(N), prunedScales(N);
+  std::vector<std::int8_t> prunedCodes(K * N);
+  columnMaxAbs(pruned.data(), K, N, prunedMax.data());
+  EXPECT_EQ(prunedMax, colMax);
+  quantizeColumns(pruned.data(), K, N, prunedMax.data(), prunedScales.data(),
+                  prunedCodes.data());
+  EXPECT_EQ(prunedScales, scales);
+  EXPECT_EQ(prunedCodes, codes);
+  int zeros = 0;
+  for (std::int8_t q : codes) zeros += (q == 0);
+  EXPECT_GE(zeros, K * N / 2);
+}
+
+// ------------------------------------------------------------ exactness gate
+
+struct SmallInt8Case {
+  int M, N, K;
+  std::vector<std::int8_t> qa, qb;
+  std::vector<std::int16_t> qbT;
+  std::vector<float> bScales;
+  std::vector<std::int32_t> colSums;
+};
+
+SmallInt8Case makeSmallCase(int M, int N, int K) {
+  SmallInt8Case c{M, N, K, {}, {}, {}, {}, {}};
+  Lcg rng{12345u};
+  c.qa.resize(static_cast<size_t>(M) * K);
+  c.qb.resize(static_cast<size_t>(K) * N);
+  for (std::int8_t& q : c.qa) q = static_cast<std::int8_t>(static_cast<int>(rng.unit() * 256.0f) - 128);
+  for (std::int8_t& q : c.qb) q = static_cast<std::int8_t>(static_cast<int>(rng.unit() * 255.0f) - 127);
+  c.qbT.resize(static_cast<size_t>(paddedColumns(N)) * K, 99);  // 99: must be overwritten
+  transposeCodes(c.qb.data(), K, N, c.qbT.data());
+  c.bScales.resize(N);
+  for (int j = 0; j < N; ++j) c.bScales[j] = 0.01f * static_cast<float>(j + 1);
+  c.colSums.resize(N);
+  columnCodeSums(c.qb.data(), K, N, c.colSums.data());
+  return c;
+}
+
+// The naive i-j-k loop through the same epilogue: what the GPU must produce.
+std::vector<float> naiveInt8(const SmallInt8Case& c, const Int8Scales& s) {
+  std::vector<float> out(static_cast<size_t>(c.M) * c.N);
+  for (int i = 0; i < c.M; ++i) {
+    for (int j = 0; j < c.N; ++j) {
+      std::int32_t acc = 0;
+      for (int k = 0; k < c.K; ++k) acc += c.qa[i * c.K + k] * c.qb[k * c.N + j];
+      out[i * c.N + j] = int8Epilogue(acc, s.colSums ? s.zeroPoint : 0,
+                                      s.colSums ? s.colSums[j] : 0, s.aScale,
+                                      s.bScales ? s.bScales[j] : s.bScale);
+    }
+  }
+  return out;
+}
+
+ExactResult checkAll(const SmallInt8Case& c, const Int8Scales& s, const std::vector<float>& got,
+                     int slabRows) {
+  ExactResult r;
+  for (int r0 = 0; r0 < c.M; r0 += slabRows) {
+    const int rows = std::min(slabRows, c.M - r0);
+    exactCheckRows(c.qa.data(), c.qbT.data(), r0, rows, c.N, c.K, s,
+                   got.data() + static_cast<size_t>(r0) * c.N, r);
+  }
+  return r;
+}
+
+TEST(QuantMatmulExactness, TransposePadsToWholeTiles) {
+  const SmallInt8Case c = makeSmallCase(3, 7, 5);
+  EXPECT_EQ(paddedColumns(7), 8);
+  for (int j = 0; j < 8; ++j)
+    for (int p = 0; p < 5; ++p)
+      EXPECT_EQ(c.qbT[j * 5 + p], j < 7 ? c.qb[p * 7 + j] : 0) << j << "," << p;
+}
+
+TEST(QuantMatmulExactness, HostIntegerReferenceMatchesTheNaiveLoopBitForBit) {
+  // Odd sizes: an odd row tail, a partial column tile, K not a multiple of 16.
+  const SmallInt8Case c = makeSmallCase(7, 9, 37);
+  const Int8Scales variants[3] = {
+      {0.0123f, 0, nullptr, 0.0456f, nullptr},                    // one scale
+      {0.0123f, 0, nullptr, 0.0f, c.bScales.data()},              // per column
+      {0.0078f, -128, c.colSums.data(), 0.0f, c.bScales.data()},  // zero point
+  };
+  for (const Int8Scales& s : variants) {
+    const std::vector<float> want = naiveInt8(c, s);
+    for (int slab : {2, 3, 7}) {
+      const ExactResult r = checkAll(c, s, want, slab);
+      EXPECT_EQ(r.checked, 7 * 9);
+      EXPECT_EQ(r.mismatches, 0) << "slab " << slab << ", first " << r.firstIndex;
+    }
+  }
+}
+
+TEST(QuantMatmulExactness, OneUlpOrOneNaNIsCaught) {
+  const SmallInt8Case c = makeSmallCase(6, 8, 33);
+  const Int8Scales s{0.0078f, -128, c.colSums.data(), 0.0f, c.bScales.data()};
+  std::vector<float> got = naiveInt8(c, s);
+  got[13] = std::nextafter(got[13], std::numeric_limits<float>::infinity());
+  got[40] = std::numeric_limits<float>::quiet_NaN();
+  const ExactResult r = checkAll(c, s, got, 4);
+  EXPECT_EQ(r.mismatches, 2);
+  EXPECT_EQ(r.firstIndex, 13);
+  // The same output, minus the zero-point correction: almost every element.
+  const Int8Scales noZ{0.0078f, 0, nullptr, 0.0f, c.bScales.data()};
+  EXPECT_GT(checkAll(c, noZ, naiveInt8(c, s), 6).mismatches, 40);
+}
+
+// ------------------------------------------------------------ gates
+
+TEST(QuantMatmulGates, Fp32ToleranceOfTheSpecTable) {
+  EXPECT_EQ(sci3(fp32Tolerance(256, 34.5857).rtol), "1.000e-05");
+  EXPECT_EQ(sci3(fp32Tolerance(1024, 71.1420).rtol), "1.526e-05");
+  EXPECT_EQ(sci3(fp32Tolerance(2048, 167.6871).rtol), "2.158e-05");
+  EXPECT_EQ(sci3(fp32Tolerance(256, 34.5857).atol), "3.459e-04");
+  EXPECT_EQ(sci3(fp32Tolerance(2048, 167.6871).atol), "3.619e-03");
+}
+
+TEST(QuantMatmulGates, ColumnBoundCoversOneProduct) {
+  // The derivation: one product rebuilt from codes is off by at most
+  // amax*colMax/127 (plus s_a*s_b/4); the gate's bound is 4K times that.
+  Lcg rng{777u};
+  const float amax = 1.0f, colMax = 0.125f;
+  const float sa = symmetricScale(amax), sb = symmetricScale(colMax);
+  double worst = 0.0;
+  for (int t = 0; t < 100000; ++t) {
+    const float a = amax * rng.unit();
+    const float b = colMax * (2.0f * rng.unit() - 1.0f);
+    const double rebuilt = static_cast<double>(roundToInt8(a / sa)) * sa *
+                           static_cast<double>(roundToInt8(b / sb)) * sb;
+    worst = std::max(worst, std::fabs(rebuilt - static_cast<double>(a) * b));
+  }
+  EXPECT_LE(worst, amax * colMax / 127.0 + 0.25 * sa * sb);
+  EXPECT_EQ(columnBound(1, amax, colMax), 4.0 * amax * colMax / 127.0);
+  EXPECT_DOUBLE_EQ(columnBound(2048, 1.0, 2.0) / columnBoundSqrtK(2048, 1.0, 2.0),
+                   std::sqrt(2048.0));
+}
+
+TEST(QuantMatmulGates, ErrorsAndNonFiniteValues) {
+  // 2 x 2 output; column 1 has a tiny bound so one element fails it.
+  CaseBounds b;
+  b.col = {1.0, 1e-6};
+  b.colSqrt = {0.5, 1e-7};
+  b.f32 = Tolerance{1e-5, 1e-4};
+  const double ref[4] = {1.0, 2.0, 3.0, 4.0};
+  const float got[4] = {1.5f, 2.0f, std::numeric_limits<float>::infinity(), 4.001f};
+  RowCheck rc;
+  accumulateErrors(rc, got, ref, 0, 2, 2, b);
+  EXPECT_EQ(rc.count, 4);
+  EXPECT_EQ(rc.nonFinite, 1);
+  EXPECT_EQ(rc.nonFiniteIndex, 2);
+  EXPECT_NEAR(rc.maxErr, 0.5, 1e-9);
+  EXPECT_EQ(rc.colFailIndex, 3);  // |err| 1e-3 > 1e-6 in column 1
+  EXPECT_EQ(rc.relFailIndex, 0);
+  EXPECT_FALSE(rowGateFailure(kRowPerColumn, rc, 2).empty());
+  EXPECT_NE(rowGateFailure(kRowOneScale, rc, 2).find("NaN or an infinity"), std::string::npos);
+}
+
+// ------------------------------------------------------------ censuses
+
+TEST(QuantMatmulCensus, Fp8E4m3RoundTrip) {
+  EXPECT_EQ(fp8E4m3RoundTrip(448.0f), 448.0f);
+  EXPECT_EQ(fp8E4m3RoundTrip(464.0f), 448.0f);  // saturates (satfinite), no NaN
+  EXPECT_EQ(fp8E4m3RoundTrip(1e6f), 448.0f);
+  EXPECT_EQ(fp8E4m3RoundTrip(-1e6f), -448.0f);
+  EXPECT_EQ(fp8E4m3RoundTrip(432.0f), 448.0f);  // a tie: to the even mantissa (1.110b)
+  EXPECT_EQ(fp8E4m3RoundTrip(1.0625f), 1.0f);   // a tie: to 1.000b
+  EXPECT_EQ(fp8E4m3RoundTrip(1.1875f), 1.25f);  // a tie: to 1.010b
+  EXPECT_EQ(fp8E4m3RoundTrip(0.3f), 0.3125f);
+  EXPECT_TRUE(std::isnan(fp8E4m3RoundTrip(std::nanf(""))));
+}
+
+TEST(QuantMatmulCensus, SmallTensorsByHand) {
+  // A = {0, 1/254, 1}: symmetric step 1/127, so 1/254 is a tie (to 0) and
+  // errs by half a step; asymmetric step 1/255 rounds it to code -127.
+  const float A[3] = {0.0f, 1.0f / 254.0f, 1.0f};
+  const ActivationCensus ac = activationCensus(A, 3);
+  EXPECT_EQ(ac.count, 3);
+  EXPECT_EQ(ac.maxAbs, 1.0);
+  EXPECT_EQ(ac.zeroPoint, -128);
+  EXPECT_NEAR(ac.symmetric.maxErr, 1.0 / 254.0, 1e-7);
+  EXPECT_LT(ac.asymmetric.maxErr, 1.0 / 510.0 + 1e-7);
+  // B = 2 x 2; column 1 is 8 times quieter: per column is exact there.
+  const float B[4] = {8.0f, 1.0f, -4.0f, -0.5f};
+  float colMax[2];
+  columnMaxAbs(B, 2, 2, colMax);
+  const StorageCensus sc = storageCensus(B, 2, 2, colMax);
+  EXPECT_EQ(sc.maxAbs, 8.0);
+  EXPECT_EQ(sc.count, 4);
+  // -4 in column 0 (step 8/127) sits at -63.5 steps: half a step, 1/254 of 8.
+  EXPECT_NEAR(sc.int8Column.maxErr, 1.0 / 254.0, 1e-6);
+  EXPECT_NEAR(sc.int8Tensor.maxErr, 1.0 / 254.0, 1e-6);
+  // 8, 1, -4, -0.5 are e4m3 values (448, 56, -224, -28) times 8/448.
+  EXPECT_NEAR(sc.fp8Tensor.maxErr, 0.0, 1e-6);
+  EXPECT_NEAR(sc.fp8Block.maxErr, 0.0, 1e-6);
+}
+
+// The lesson's 2048 inputs and their census lines, computed once.
+const std::vector<CensusLine>& expectedCensusLines() {
+  static const std::vector<CensusLine> lines = [] {
+    const int n = kMaxN;
+    const long long count = static_cast<long long>(n) * n;
+    std::vector<float> A(count), B(count), colMax(n);
+    makeInputs(n, A.data(), B.data());
+    columnMaxAbs(B.data(), n, n, colMax.data());
+    std::vector<CensusLine> all = activationCensusLines(activationCensus(A.data(), count), n);
+    const std::vector<CensusLine> storage =
+        storageCensusLines(storageCensus(B.data(), n, n, colMax.data()), n, n);
+    all.insert(all.end(), storage.begin(), storage.end());
+    return all;
+  }();
+  return lines;
+}
+
+TEST(QuantMatmulCensus, TheSpecDigits) {
+  std::string joined;
+  for (const CensusLine& l : expectedCensusLines()) joined += l.text + "\n";
+  for (const char* digits :
+       {"max|A| = 1.0000", "3.937e-03  2.273e-03", "1.961e-03  1.132e-03", "2.008 times",
+        "max|B| = 7.9984", "3.937e-03  2.155e-03", "3.936e-03  9.731e-04",
+        "3.571e-02  1.316e-03", "7.303e-03  8.061e-04", "4194304 values"})
+    EXPECT_NE(joined.find(digits), std::string::npos) << digits << "\n" << joined;
+}
+
+// The census lines recomputed here, against the lines of a transcript: one
+// message per census line that is missing there or differs (empty: all match).
+// The transcript holds the program's stdout verbatim after its header lines;
+// census lines carry no timing, so they are compared exactly.
+std::vector<std::string> compareCensusWithTranscript(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(line);
+  }
+  std::vector<std::string> mismatches;
+  for (const CensusLine& want : expectedCensusLines()) {
+    if (std::find(lines.begin(), lines.end(), want.text) != lines.end()) continue;
+    std::string near;
+    for (const std::string& l : lines)
+      if (l.compare(0, want.label.size(), want.label) == 0) near = l;
+    mismatches.push_back(near.empty() ? "missing: '" + want.text + "'"
+                                      : "differs: computed '" + want.text +
+                                            "', transcript '" + near + "'");
+  }
+  return mismatches;
+}
+
+const std::string kTranscriptPath = SUITE_SOURCE_DIR "/expected/h200/quant_matmul.txt";
+
+bool readFile(const std::string& path, std::string& text) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return false;
+  std::ostringstream s;
+  s << f.rdbuf();
+  text = s.str();
+  return true;
+}
+
+TEST(QuantMatmulCensus, RecordedTranscriptHasTheseCensusLines) {
+  std::string text;
+  ASSERT_TRUE(readFile(kTranscriptPath, text))
+      << "no recorded transcript at " << kTranscriptPath
+      << ": record it on the H200 with 'scripts/suite.py bless' (the census lines are "
+         "compared against it)";
+  const std::vector<std::string> mismatches = compareCensusWithTranscript(text);
+  for (const std::string& m : mismatches) ADD_FAILURE() << m;
+  EXPECT_TRUE(mismatches.empty());
+}
+
+// The planted-defect twin: one census digit changed must be seen. It runs on
+// the recorded transcript when there is one, else on a transcript synthesized
+// from the computed lines, so the comparison itself is tested either way.
+TEST(QuantMatmulCensus, ComparisonCatchesOneChangedDigit) {
+  std::string text;
+  if (!readFile(kTranscriptPath, text)) {
+    text = "# synthesized for this test\n--- stdout: lines\nGPU: none\n";
+    for (const CensusLine& l : expectedCensusLines()) text += l.text + "\n";
+  }
+  ASSERT_TRUE(compareCensusWithTranscript(text).empty());
+  const std::string& target = expectedCensusLines()[2].text;  // the symmetric row
+  const size_t at = text.find(target);
+  ASSERT_NE(at, std::string::npos);
+  const size_t digit = text.find_first_of("0123456789", at + expectedCensusLines()[2].label.size());
+  ASSERT_LT(digit, at + target.size());
+  text[digit] = text[digit] == '9' ? '8' : static_cast<char>(text[digit] + 1);
+  const std::vector<std::string> mismatches = compareCensusWithTranscript(text);
+  ASSERT_EQ(mismatches.size(), 1u);
+  EXPECT_EQ(mismatches[0].rfind("differs:", 0), 0u) << mismatches[0];
+}
+
+}  // namespace
