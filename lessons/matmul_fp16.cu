@@ -9,6 +9,7 @@
 // arrive on Day 72 (the format report only shows what this card could run).
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o matmul_fp16 matmul_fp16.cu
 // Run:   ./matmul_fp16
+// Sanitize: --launch-count 72 ./matmul_fp16
 //
 // The build line targets the T4 that Compiler Explorer runs; it also embeds
 // compute_75 PTX, which the driver compiles for any newer card (on an H200 that

@@ -917,14 +917,12 @@ def lesson_table(root):
     rows = ["| lesson | day | teaches | starter | Compiler Explorer (T4, nvcc 13.0) |", "|---|---|---|---|---|"]
     refs = []
     known = {name for name, _, _ in COURSE}
-    extra = [(p.stem, "-", "") for p in sorted((root / "lessons").glob("*.cu")) if p.stem not in known]
+    extra = [(p.stem, "-", "(not in the course list)") for p in sorted((root / "lessons").glob("*.cu")) if p.stem not in known]
     for name, day, teaches in COURSE + extra:
         path = root / "lessons" / (name + ".cu")
         if not path.exists():
             rows.append(f"| `{name}` | {day} | {teaches} | - | not yet written |")
             continue
-        second = path.read_text(encoding="utf-8").splitlines()[1]
-        teaches = second.split(": ", 1)[1].rstrip(".") if ": " in second else teaches
         starter = root / "starter" / (name + ".cu")
         rows.append(f"| [`{name}`](lessons/{name}.cu) | {day} | {teaches} | "
                     + (f"[`starter/{name}.cu`](starter/{name}.cu)" if starter.exists() else "-")
