@@ -11,7 +11,7 @@
 // and measure accuracy, never speed.
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o quant_matmul quant_matmul.cu
 // Run:   ./quant_matmul
-// Sanitize: --launch-count 57 ./quant_matmul
+// Sanitize: ./quant_matmul --cases 1
 //
 // Lineage: Day 16's tile, Day 66's slack factor of 4, Day 71's FP32 kernel and
 // gate, and Day 62's habit of reporting a row that is meant to look bad instead
@@ -288,6 +288,11 @@ struct Int8Scales {
 // each, a quarter of FP32's; but a warp's B load is two 16-byte row segments,
 // each half of a 32-byte sector, so the bytes moved from L2 only halve. Shared
 // memory 512 B.
+// A known blind spot: the exactness gate compares this kernel with a host
+// reference that calls the same int8Epilogue, so a zero-point term dropped from
+// that function is invisible to it, and the K-linear column bound is loose
+// enough to pass the resulting error too; the activation census, computed on
+// its own, is what shows the zero point's worth.
 template <bool kPerColumnB, bool kAsymmetricA>
 __global__ void matmulInt8Tiled(const std::int8_t* A, const std::int8_t* B, float* C,
                                 int M, int N, int K, Int8Scales s) {
@@ -1497,7 +1502,21 @@ inline void printClosingNotes(const CaseSummary s[kNumCases], double l2Bytes) {
   }
 }
 
-int main() {
+// The lesson takes no argument. One option exists for compute-sanitizer, whose
+// instrumented kernels run hundreds of times slower: --cases N runs only the
+// first N cases (the suite's Sanitize: line uses it). Anything else: exit 2.
+int casesToRun(int argc, char** argv) {
+  if (argc == 1) return kNumCases;
+  if (argc == 3 && std::strcmp(argv[1], "--cases") == 0 && argv[2][0] >= '1' &&
+      argv[2][0] < '1' + kNumCases && argv[2][1] == '\0')
+    return argv[2][0] - '0';
+  std::fprintf(stderr, "error: the only option is --cases N, N in [1, %d]; got \"%s\"\n"
+                       "usage: %s [--cases N]\n", kNumCases, argv[argc - 1], argv[0]);
+  std::exit(2);
+}
+
+int main(int argc, char** argv) {
+  const int cases = casesToRun(argc, argv);
   const cudaDeviceProp prop = requireCudaDevice();
   std::printf("GPU: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
   std::printf("Day 98: an INT8 matmul is exact; its error is all quantization (Day 16's\n"
@@ -1531,7 +1550,7 @@ int main() {
 
   Failure failure;
   CaseSummary summaries[kNumCases];
-  for (int ci = 0; ci < kNumCases && !failure.failed; ++ci) {
+  for (int ci = 0; ci < cases && !failure.failed; ++ci) {
     CaseData cd;
     const int n = cd.n = kCases[ci];
     const long long count = static_cast<long long>(n) * n;
@@ -1693,6 +1712,6 @@ int main() {
   std::printf("\nall %d cases passed their gates: fp32 within its rule; every int8 row "
               "bit-exact;\nper-column and per-col + zp within the column bound; per-column "
               "below one scale;\nthe zero point's census gain at least %.1f times\n",
-              kNumCases, kZeroPointRmsGate);
+              cases, kZeroPointRmsGate);
   return EXIT_SUCCESS;
 }

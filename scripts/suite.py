@@ -1297,7 +1297,8 @@ MUTANTS = {
     ],
     "quant_matmul": [
         Mutant("zero-point-dropped", "the epilogue leaves out the zero-point correction",
-               "const std::int32_t v = acc - zeroPoint * colSum;", "const std::int32_t v = acc;", "GATE:"),
+               "const std::int32_t v = acc - zeroPoint * colSum;", "const std::int32_t v = acc;", "GATE:",
+               blind_spot="a zero-point term dropped from that function is invisible to it"),
         Mutant("per-tensor-scale-in-per-column-rows", "the per-column rows rescale with the single B scale",
                "const float bScale = kPerColumnB ? s.bScales[col] : s.bScale;",
                "const float bScale = s.bScale;", "GATE:"),
@@ -1473,8 +1474,6 @@ SANITIZER_TIMEOUT_S = 240
 
 def sanitizer_findings(binary, args, tool, options=()):
     cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20"] + list(options)
-    if tool == "racecheck":
-        cmd += ["--racecheck-report", "all"]
     try:
         result = run_binary(binary, args, timeout=SANITIZER_TIMEOUT_S, prefix=cmd)
     except SuiteError as exc:
@@ -1497,6 +1496,16 @@ def build_dir(root, name, archs, progs):
     return bdir / "bin"
 
 
+def reusable_entries(path, progs):
+    """Entries of an existing record whose program source is unchanged (for --resume)."""
+    if not path.exists():
+        return {}
+    record = json.loads(path.read_text(encoding="utf-8"))
+    current = {p.rel: p.sha256() for p in progs}
+    return {e["program"]: e for e in record.get("programs", [])
+            if current.get(e.get("program")) == e.get("source_sha256")}
+
+
 def cmd_verify(args):
     """(GPU) Prove every program and write expected/<gpu>/verify.json and verify.md."""
     root = args.root
@@ -1510,90 +1519,135 @@ def cmd_verify(args):
         progs = [p for p in progs if p.name in args.only or p.rel in args.only]
         if not progs:
             raise UsageError(f"verify: --only {args.only} selects no program")
-    native = build_dir(root, "verify-native", "75;90", progs)
-    ptx75 = build_dir(root, "verify-sm75", "75", progs)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        built = [pool.submit(build_dir, root, "verify-native", "75;90", progs),
+                 pool.submit(build_dir, root, "verify-sm75", "75", progs)]
+        native, ptx75 = (f.result() for f in built)
     log = []
     entries = {p.rel: {"program": p.rel, "source_sha256": p.sha256(), "sanitizer": {}} for p in progs}
-    workers = max(1, min(8, (os.cpu_count() or 2) - 1))
+    lessons = [p for p in progs if not p.is_starter]
 
-    # 1. Sanitizers, in parallel (correctness only; timings are meaningless there).
-    jobs = [(p, tool) for p in progs for tool in SANITIZERS]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(sanitizer_findings, native / p.target, p.sanitize_spec()[1], tool,
-                               p.sanitize_spec()[0]): (p, tool)
-                   for p, tool in jobs}
-        for fut in concurrent.futures.as_completed(futures):
-            p, tool = futures[fut]
-            count, text = fut.result()
-            entries[p.rel]["sanitizer"][tool] = count
-            if count != 0:
-                log.append(f"== {p.rel} {tool}: {count}\n{text}")
+    def progress(text):
+        print(f"[{time.monotonic() - t0:6.1f} s] {text}", flush=True)
 
-    # 2. Every run against its transcript; each lesson's default run repeated; sm_75 PTX build.
-    def runs_of(p):
-        return p.runs()
-
-    def check_runs(p):
-        notes, match, identical, ptx_same, exit_code = [], True, True, None, None
-        for run in runs_of(p):
-            result = run_binary(native / p.target, run.args)
-            if run.index == 0:
-                exit_code = result["exit_code"]
-            path = run.transcript_path(gpu)
-            if not path.exists():
-                match = False
-                notes.append(f"{run.id}: no transcript")
-                continue
-            expected = parse_transcript(path)
-            problems = compare_with_transcript(expected, result, run.id)
-            if expected["source_sha256"] != p.sha256():
-                problems.append(f"{run.id}: stale transcript")
-            if problems:
-                match = False
-                notes += problems
-            if not p.is_starter:
-                other = run_binary(ptx75 / p.target, run.args)
-                same = all(mask(other[k], True) == mask(result[k], True) for k in ("stdout", "stderr")) \
-                    and other["exit_code"] == result["exit_code"]
-                ptx_same = same if ptx_same is None else (ptx_same and same)
-                if not same:
-                    notes.append(f"{run.id}: sm_75 PTX build prints differently")
-        first = runs_of(p)[0]
-        reference = None
-        repeats = REPEAT_RUNS if not p.is_starter else 2
-        for _ in range(repeats):
-            r = run_binary(native / p.target, first.args)
-            key = (mask(r["stdout"]), mask(r["stderr"]), r["exit_code"])
-            if reference is None:
-                reference = key
-            elif key != reference:
-                identical = False
-                notes.append(f"{first.id}: repeat run differs")
-                break
-        return p, match, identical, ptx_same, exit_code, repeats, notes
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=min(4, workers)) as pool:
-        for p, match, identical, ptx_same, exit_code, repeats, notes in pool.map(check_runs, progs):
-            e = entries[p.rel]
-            e.update({"exit_code": exit_code, "transcript_match": match, "repeat_runs": repeats,
-                      "repeat_identical": identical})
-            if not p.is_starter:
-                e["sm75_ptx_identical"] = bool(ptx_same)
-            log += notes
-
-    # 3. Compiler Explorer budget: each lesson's default run alone, pinned to one core.
+    # 1. Compiler Explorer budget first, while the machine is quiet: each lesson's
+    #    default run alone, pinned to one core.
+    old = reusable_entries(root / "expected" / gpu / "verify.json", progs) if args.resume else {}
     cpu = sorted(os.sched_getaffinity(0))[0]
-    for p in progs:
-        if p.is_starter:
+    for p in lessons:
+        prev = old.get(p.rel, {})
+        if all(isinstance(prev.get(k), (int, float)) and prev[k] <= limit for k, limit in BUDGET.items()):
+            entries[p.rel].update({k: prev[k] for k in ("wall_s_1core", "cpu_s_1core", "peak_rss_mib", "output_bytes")})
             continue
         m = run_measured(native / p.target, p.runs()[0].args, cpu)
         entries[p.rel].update({k: m[k] for k in ("wall_s_1core", "cpu_s_1core", "peak_rss_mib", "output_bytes")})
+        progress(f"budget {p.rel}: {m['wall_s_1core']} s wall, {m['peak_rss_mib']} MiB, {m['output_bytes']} bytes")
 
-    # 4. The mutation catalogue (each mutant built alone from the lesson's Build: line).
-    mutated = mutate_programs(root, [p.name for p in progs if not p.is_starter and p.name in MUTANTS])
-    for rel, found in mutated.items():
-        entries[rel]["mutants"] = found
-    log.append(mutant_table(mutated))
+    # 2. Everything else is independent: one pool of jobs (sanitizers, transcript and
+    #    sm_75 PTX runs, repeat runs, mutants), longest first.
+    def sanitize(p, tool):
+        opts, sargs = p.sanitize_spec()
+        return sanitizer_findings(native / p.target, sargs, tool, opts)
+
+    def check_run(p, run):
+        result = run_binary(native / p.target, run.args)
+        notes = []
+        path = run.transcript_path(gpu)
+        if not path.exists():
+            notes.append(f"{run.id}: no transcript")
+        else:
+            expected = parse_transcript(path)
+            notes += compare_with_transcript(expected, result, run.id)
+            if expected["source_sha256"] != p.sha256():
+                notes.append(f"{run.id}: stale transcript")
+        ptx_same, ptx_notes = None, []
+        if not p.is_starter:
+            other = run_binary(ptx75 / p.target, run.args)
+            ptx_same = all(mask(other[k], True) == mask(result[k], True) for k in ("stdout", "stderr")) \
+                and other["exit_code"] == result["exit_code"]
+            if not ptx_same:
+                diff = difflib.unified_diff(mask(result["stdout"], True).splitlines(),
+                                            mask(other["stdout"], True).splitlines(), "native", "sm_75 PTX", lineterm="")
+                ptx_notes.append(f"{run.id}: the sm_75 PTX build prints differently:\n" + "\n".join(diff))
+        return result["exit_code"], notes, ptx_same, ptx_notes
+
+    def repeat(p):
+        r = run_binary(native / p.target, p.runs()[0].args)
+        return (mask(r["stdout"]), mask(r["stderr"]), r["exit_code"])
+
+    jobs = []
+    for p in progs:
+        jobs += [(("sanitizer", p, tool), sanitize, (p, tool)) for tool in SANITIZERS]
+    for p in lessons:
+        jobs += [(("mutant", p, m), run_mutant, (root, p, m)) for m in MUTANTS.get(p.name, [])]
+    for p in progs:
+        jobs += [(("run", p, run.id), check_run, (p, run)) for run in p.runs()]
+        jobs += [(("repeat", p, i), repeat, (p,)) for i in range(REPEAT_RUNS if not p.is_starter else 2)]
+    results = {}
+    for p in progs:  # --resume: what the record already proves for this very source
+        prev = old.get(p.rel)
+        if not prev:
+            continue
+        for tool in SANITIZERS:
+            if prev.get("sanitizer", {}).get(tool) == 0:
+                results[("sanitizer", p, tool)] = (0, "")
+        for m in MUTANTS.get(p.name, []) if not p.is_starter else []:
+            found = [e for e in prev.get("mutants", []) if e.get("name") == m.name and e.get("killed")]
+            if found:
+                results[("mutant", p, m)] = found[0]
+        if prev.get("repeat_identical"):
+            for i in range(REPEAT_RUNS if not p.is_starter else 2):
+                results[("repeat", p, i)] = "same"
+        if prev.get("transcript_match") and (p.is_starter or prev.get("sm75_ptx_identical")):
+            for run in p.runs():
+                results[("run", p, run.id)] = (prev.get("exit_code") if run.index == 0 else 0, [],
+                                               None if p.is_starter else True, [])
+    jobs = [job for job in jobs if job[0] not in results]
+    progress(f"{len(jobs)} jobs to run" + (f", {len(results)} results reused from the record" if results else ""))
+    deadline = t0 + args.deadline
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 2))
+    futures = {pool.submit(fn, *fargs): key for key, fn, fargs in jobs}
+    try:
+        for fut in concurrent.futures.as_completed(futures, timeout=max(1.0, deadline - time.monotonic())):
+            key = futures[fut]
+            results[key] = fut.result()
+            kind, p, what = key
+            label = getattr(what, "name", what)
+            progress(f"{kind} {p.rel} {label}: done")
+    except concurrent.futures.TimeoutError:
+        progress(f"deadline of {args.deadline} s reached: {len(futures) - len(results)} jobs not finished")
+        log.append("deadline reached; unfinished jobs count as failures")
+    pool.shutdown(wait=False, cancel_futures=True)
+
+    for p in progs:
+        e = entries[p.rel]
+        for tool in SANITIZERS:
+            count, text = results.get(("sanitizer", p, tool), (None, "not finished"))
+            e["sanitizer"][tool] = count
+            if count != 0:
+                log.append(f"== {p.rel} {tool}: {count}\n{text}")
+        match, ptx = True, True
+        for run in p.runs():
+            exit_code, notes, ptx_same, ptx_notes = results.get(
+                ("run", p, run.id), (None, [f"{run.id}: not finished"], False, []))
+            if run.index == 0:
+                e["exit_code"] = exit_code
+            match = match and not notes
+            log += notes + ptx_notes
+            ptx = ptx and bool(ptx_same)
+        e["transcript_match"] = match
+        reps = [results.get(("repeat", p, i)) for i in range(REPEAT_RUNS if not p.is_starter else 2)]
+        e["repeat_runs"] = len(reps)
+        e["repeat_identical"] = all(r is not None and r == reps[0] for r in reps)
+        if not e["repeat_identical"]:
+            log.append(f"{p.rel}: repeat runs differ or did not finish")
+        if not p.is_starter:
+            e["sm75_ptx_identical"] = ptx
+            if p.name in MUTANTS:
+                e["mutants"] = [results.get(("mutant", p, m), {"name": m.name, "description": m.description,
+                                                               "killed": False, "outcome": "not finished"})
+                                for m in MUTANTS[p.name]]
+    log.append(mutant_table({p.rel: entries[p.rel]["mutants"] for p in lessons if "mutants" in entries[p.rel]}))
 
     record = {
         "gpu": facts[0], "toolkit": facts[2],
@@ -1610,6 +1664,7 @@ def cmd_verify(args):
         record["programs"] = sorted(kept + record["programs"], key=lambda e: e["program"])
     (out_dir / "verify.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     (out_dir / "verify.md").write_text(verify_table(record), encoding="utf-8")
+    (root / "build").mkdir(exist_ok=True)
     (root / "build" / "verify.log").write_text("\n\n".join(log) + "\n", encoding="utf-8")
     print(verify_table(record))
     problems = [p for e in record["programs"]
@@ -1675,6 +1730,10 @@ def build_parser():
     p.add_argument("--only", action="append", metavar="CHECK", help="run only this check (repeatable)")
     p = add("verify", cmd_verify, cmd_verify.__doc__)
     p.add_argument("--gpu", default=None)
+    p.add_argument("--resume", action="store_true",
+                   help="reuse what the existing record proves for unchanged sources; run the rest")
+    p.add_argument("--deadline", type=float, default=270.0,
+                   help="seconds after which unfinished jobs are recorded as failures")
     p.add_argument("--only", action="append", metavar="PROGRAM", help="verify only these programs")
     add("list-runs", cmd_list_runs, cmd_list_runs.__doc__)
     add("list-checks", cmd_list_checks, cmd_list_checks.__doc__)
