@@ -714,6 +714,12 @@ def check_verify_record(root, gpu=DEFAULT_GPU):
         if entry.get("source_sha256") != prog.sha256():
             errors.append(f"{where}: stale: verified from another version of the source (run verify)")
         errors += verify_entry_problems(entry, where, lesson=not prog.is_starter)
+        if not prog.is_starter:
+            recorded = sorted(m.get("name", "") for m in entry.get("mutants", []))
+            wanted = sorted(m.name for m in MUTANTS.get(prog.name, []))
+            if recorded != wanted:
+                errors.append(f"{where}: the record's mutants {recorded} are not the catalogue's {wanted} "
+                              f"(run verify or mutate)")
     return errors
 
 

@@ -378,6 +378,15 @@ class TestCliCase(FakeBinary):
 
 
 class TestVerifyRecord(Scratch):
+    def setUp(self):
+        super().setUp()
+        self.saved = suite.MUTANTS
+        suite.MUTANTS = {"demo": [suite.Mutant("m1", "answer off by one", "return 42;", "return 43;", "GATE:")]}
+
+    def tearDown(self):
+        suite.MUTANTS = self.saved
+        super().tearDown()
+
     def write_record(self, mutate=None):
         entries = []
         for prog in suite.programs(self.root):
@@ -386,7 +395,8 @@ class TestVerifyRecord(Scratch):
                  "repeat_runs": 10, "repeat_identical": True}
             if not prog.is_starter:
                 e.update({"sm75_ptx_identical": True, "wall_s_1core": 1.0, "cpu_s_1core": 0.9,
-                          "peak_rss_mib": 90.0, "output_bytes": 1000})
+                          "peak_rss_mib": 90.0, "output_bytes": 1000,
+                          "mutants": [{"name": "m1", "killed": True}]})
             entries.append(e)
         record = {"gpu": "NVIDIA H200", "toolkit": "13.0", "recorded_at": "x", "total_wall_s": 1,
                   "programs": entries}
@@ -426,6 +436,15 @@ class TestVerifyRecord(Scratch):
     def test_ptx_difference_recorded(self):
         self.write_record(lambda r: r["programs"][0].update(sm75_ptx_identical=False))
         self.assertCheckFails("verify-record", "sm75_ptx_identical is not true")
+
+    def test_mutants_missing_from_record(self):
+        self.write_record(lambda r: r["programs"][0].pop("mutants"))
+        self.assertCheckFails("verify-record", "lessons/demo.cu: the record's mutants [] are not the catalogue's ['m1']")
+
+    def test_blind_spot_survivor_is_accepted(self):
+        self.write_record(lambda r: r["programs"][0].update(
+            mutants=[{"name": "m1", "killed": False, "blind_spot": "the lesson says so"}]))
+        self.assertCheckPasses("verify-record")
 
     def test_surviving_mutant(self):
         self.write_record(lambda r: r["programs"][0].update(mutants=[{"name": "m1", "killed": False}]))
