@@ -24,6 +24,7 @@ Exit codes (one table, see EXIT_*): 0 success, 1 a check or run failed,
 import argparse
 import base64
 import concurrent.futures
+import csv
 import datetime
 import difflib
 import hashlib
@@ -1115,7 +1116,6 @@ FALLBACK_PYTHON = "/usr/bin/python3"
 
 def read_csv_with_comments(path):
     """(comment lines, rows as dicts) of a CSV whose comments start with '#'."""
-    import csv
     lines = Path(path).read_text(encoding="utf-8").splitlines()
     comments = [line[1:].strip() for line in lines if line.startswith("#")]
     rows = list(csv.DictReader(line for line in lines if line.strip() and not line.startswith("#")))
