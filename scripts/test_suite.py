@@ -372,6 +372,16 @@ class TestCliCase(FakeBinary):
         status, _, err = self.run_row("exit 2", "2 |  | -m abc")
         self.assertEqual(status, suite.EXIT_USAGE)
 
+    def test_good_line_skipping_on_a_gpu_machine_fails(self):
+        saved = suite.gpu_facts
+        suite.gpu_facts = lambda: ("NVIDIA H200", "h200", "13.0")
+        try:
+            status, _, err = self.run_row('echo "no usable CUDA device: none" >&2; exit 77', "ok | - | -m 4")
+        finally:
+            suite.gpu_facts = saved
+        self.assertEqual(status, suite.EXIT_FAIL)
+        self.assertIn("this machine has a GPU", err)
+
     def test_malformed_row(self):
         status, _, err = self.run_row("exit 0", "two | -m")
         self.assertEqual(status, suite.EXIT_USAGE)
