@@ -849,7 +849,9 @@ CE_COMPILER = "nvcc130"
 CE_OPTIONS = "-std=c++17 -O3 -arch=sm_75"
 DOC_OPEN_RE = re.compile(r"^<!-- (snippet|output|commands|lesson-table): ?(.*?) -->\s*$")
 DOC_CLOSE_RE = re.compile(r"^<!-- end (snippet|output|commands|lesson-table) -->\s*$")
-DOC_FILES = ("lessons/README.md", "README.md")
+def doc_files(root):
+    """The pages with generated regions: lessons/*.md and the top-level README."""
+    return [p.relative_to(root).as_posix() for p in sorted((root / "lessons").glob("*.md"))] + ["README.md"]
 
 
 def resolve_source(root, name):
@@ -1002,7 +1004,7 @@ def regenerate_doc(root, rel):
 def check_docs(root):
     """Quoted snippets, output excerpts, commands and CE links in the docs are current."""
     errors = []
-    for rel in DOC_FILES:
+    for rel in doc_files(root):
         path = root / rel
         if not path.exists():
             errors.append(f"{rel}:1: missing")
@@ -1026,7 +1028,7 @@ def check_docs(root):
 
 def cmd_sync(args):
     """Regenerate the quoted snippets, output excerpts, commands and links in the docs."""
-    for rel in DOC_FILES:
+    for rel in doc_files(args.root):
         path = args.root / rel
         if not path.exists():
             continue
@@ -1258,120 +1260,17 @@ class Mutant:
 
 
 ODD_GEMM = ["-m", "1025", "-n", "1023", "-k", "1000"]  # partial tiles in every direction
-MUTANTS = {
-    "testing": [
-        Mutant("fix-floor-grid", "the fixed wrapper sizes its grid by floor division",
-               "const int blocks = (n + kThreads - 1) / kThreads;", "const int blocks = n / kThreads;",
-               "GATE: the hardened suite failed the fixed wrapper"),
-        Mutant("guard-off-by-one", "the load guard admits i == n (reads one past the end)",
-               "buf[threadIdx.x] = (i < n) ? in[i] : 0.0f;", "buf[threadIdx.x] = (i <= n) ? in[i] : 0.0f;",
-               "GATE: the hardened suite failed the fixed wrapper"),
-        Mutant("skip-store", "the kernel never stores its block's partial",
-               "if (threadIdx.x == 0) partials[blockIdx.x] = buf[0];", "if (threadIdx.x == 0) (void)buf[0];",
-               "GATE: the supplied suite did not pass 4 of 4"),
-        Mutant("writes-nan", "the kernel writes NaN",
-               "partials[blockIdx.x] = buf[0];", "partials[blockIdx.x] = buf[0] * nanf(\"\");",
-               "GATE:"),
-        Mutant("loose-rtol", "the scaled tolerance is loosened to 1e-2",
-               "return std::max(kBaseRtol, 4.0f", "return std::max(1e-2f, 4.0f",
-               "GATE: the other hardened verdicts"),
-        Mutant("golden-from-fix", "the golden constant is re-captured from the fixed wrapper",
-               "constexpr float kGolden611 = 11815.5f;", "constexpr float kGolden611 = 14171.0f;",
-               "GATE: the supplied suite did not pass 4 of 4"),
-        Mutant("missing-barrier", "the barrier between the shared-memory load and the tree is dropped",
-               "buf[threadIdx.x] = (i < n) ? in[i] : 0.0f;  // the guard wraps the load only\n  __syncthreads();",
-               "buf[threadIdx.x] = (i < n) ? in[i] : 0.0f;  // the guard wraps the load only",
-               "GATE:"),
-    ],
-    "matmul_fp16": [
-        Mutant("half-accumulator-in-f32-acc", "the recommended kernel rounds its accumulator to half every step",
-               "acc += __half2float(As[ty][p]) * __half2float(Bs[p][tx]);  // exact",
-               "acc = __half2float(__float2half(acc + __half2float(As[ty][p]) * __half2float(Bs[p][tx])));",
-               "GATE:"),
-        Mutant("missing-barrier", "the f32 kernel drops the barrier before the next tile overwrites shared memory",
-               "    for (int p = 0; p < kTile; ++p) acc += As[ty][p] * Bs[p][tx];\n    __syncthreads();\n",
-               "    for (int p = 0; p < kTile; ++p) acc += As[ty][p] * Bs[p][tx];\n", "GATE:"),
-        Mutant("transposed-index", "the f32 kernel reads its B tile transposed",
-               "acc += As[ty][p] * Bs[p][tx];", "acc += As[ty][p] * Bs[tx][p];", "GATE:"),
-        Mutant("skip-store", "the f16-accumulate kernel never stores the last column",
-               "if (row < M && col < N) C[row * N + col] = __half2float(acc);",
-               "if (row < M && col + 1 < N) C[row * N + col] = __half2float(acc);", "GATE:"),
-        Mutant("writes-nan", "the f16-accumulate kernel stores NaN",
-               "C[row * N + col] = __half2float(acc);", "C[row * N + col] = __half2float(acc) * nanf(\"\");", "GATE:"),
-        Mutant("guard-off-by-one", "the f32 kernel's A guard admits ak == K",
-               "As[ty][tx] = (row < M && ak < K) ? A[row * K + ak] : 0.0f;",
-               "As[ty][tx] = (row < M && ak <= K) ? A[row * K + ak] : 0.0f;", "GATE:",
-               blind_spot="an off-by-one in a guard passes every gate of this lesson"),
-    ],
-    "quant_matmul": [
-        Mutant("zero-point-dropped", "the epilogue leaves out the zero-point correction",
-               "const std::int32_t v = acc - zeroPoint * colSum;", "const std::int32_t v = acc;", "GATE:",
-               blind_spot="a zero-point term dropped from that function is invisible to it"),
-        Mutant("per-tensor-scale-in-per-column-rows", "the per-column rows rescale with the single B scale",
-               "const float bScale = kPerColumnB ? s.bScales[col] : s.bScale;",
-               "const float bScale = s.bScale;", "GATE:"),
-        Mutant("int8-transposed-index", "the INT8 kernel reads its B tile transposed",
-               "static_cast<std::int32_t>(Bs[p][tx]);", "static_cast<std::int32_t>(Bs[tx][p]);", "GATE:"),
-        Mutant("skip-store", "the INT8 kernel never stores the last column",
-               "  if (row < M && col < N) {\n    // The zero point", "  if (row < M && col + 1 < N) {\n    // The zero point",
-               "GATE:"),
-        Mutant("missing-barrier", "the INT8 kernel drops the barrier before the next tile overwrites shared memory",
-               "static_cast<std::int32_t>(Bs[p][tx]);\n    __syncthreads();", "static_cast<std::int32_t>(Bs[p][tx]);",
-               "GATE:"),
-        Mutant("int8-writes-nan", "the INT8 kernel stores NaN",
-               "C[row * N + col] = int8Epilogue(acc, z, colSum, s.aScale, bScale);",
-               "C[row * N + col] = int8Epilogue(acc, z, colSum, s.aScale, bScale) * nanf(\"\");", "GATE:"),
-    ],
-    "sweep": [
-        Mutant("coarsening-drops-rows", "the coarsened inner loop updates only its first output",
-               "for (int r = 0; r < CO; ++r) acc[r] = fmaf(aRows[r * BY * TK + kk], b, acc[r]);",
-               "for (int r = 0; r < 1; ++r) acc[r] = fmaf(aRows[r * BY * TK + kk], b, acc[r]);", "GATE: point"),
-        Mutant("b-panel-row-stride", "the B panel loads step one row instead of BY rows",
-               "B[bIndex + (k0 + s * BY) * N]", "B[bIndex + (k0 + s) * N]", "GATE: point"),
-        Mutant("skip-store", "only the first of a thread's CO outputs is stored",
-               "if (row < M && col < N) C[row * N + col] = acc[r];",
-               "if (row < M && col < N && r == 0) C[row * N + col] = acc[r];", "GATE: point"),
-        Mutant("writes-nan", "the kernel stores NaN",
-               "if (row < M && col < N) C[row * N + col] = acc[r];",
-               "if (row < M && col < N) C[row * N + col] = acc[r] * nanf(\"\");", "GATE: point"),
-        Mutant("missing-barrier", "the barrier that protects the panels before the next load is dropped",
-               "    multiplyPanels<BY, TK, CO>(aRows, bCol, acc);\n    __syncthreads();",
-               "    multiplyPanels<BY, TK, CO>(aRows, bCol, acc);", "GATE: point"),
-    ],
-    "report_data": [
-        Mutant("tiled-skip-store", "the tiled kernel never stores the last column",
-               "  if (row < M && col < N) C[row * N + col] = acc;",
-               "  if (row < M && col + 1 < N) C[row * N + col] = acc;", "GATE: tiled"),
-        Mutant("naive-transposed-index", "the naive kernel indexes B by row instead of column",
-               "B[k * N + col], acc);", "B[k * N + row], acc);", "GATE: naive"),
-        Mutant("naive-wrong-at-511", "the naive kernel skips one element at n = 511 only",
-               "if (row >= M || col >= N) return;", "if (row >= M || col >= N || (M == 511 && row == 0 && col == 0)) return;",
-               "UNVERIFIED"),
-        Mutant("tiled-skipped-k-tail", "the tiled kernel's K loop stops before a partial last tile",
-               "for (long long k0 = 0; k0 < K; k0 += kTile) {", "for (long long k0 = 0; k0 + kTile <= K; k0 += kTile) {",
-               "GATE: tiled"),
-        Mutant("tiled-missing-barrier", "the tiled kernel drops the barrier before the next tile overwrites shared memory",
-               "    __syncthreads();  // nobody overwrites a tile another thread still reads\n", "", "GATE: tiled"),
-    ],
-    "project_template": [
-        Mutant("grid-floor", "the grid is sized by floor division (partial tiles never launched)",
-               "return (a + b - 1) / b; }", "return a / b; }", "GATE:", args=ODD_GEMM),
-        Mutant("skipped-k-tail", "the K loop stops before a partial last tile",
-               "for (long long k0 = 0; k0 < K; k0 += T) {", "for (long long k0 = 0; k0 + T <= K; k0 += T) {",
-               "GATE:", args=ODD_GEMM),
-        Mutant("transposed-index", "the B panel is read transposed",
-               "acc = fmaf(As[ty * T + kk], Bs[kk * T + tx], acc);",
-               "acc = fmaf(As[ty * T + kk], Bs[tx * T + kk], acc);", "GATE:"),
-        Mutant("skip-store", "the last column of C is never stored",
-               "if (row < M && col < N) C[row * N + col] = acc;",
-               "if (row < M && col < N - 1) C[row * N + col] = acc;", "GATE:"),
-        Mutant("writes-nan", "the kernel stores NaN",
-               "if (row < M && col < N) C[row * N + col] = acc;",
-               "if (row < M && col < N) C[row * N + col] = acc * nanf(\"\");", "GATE:"),
-        Mutant("missing-barrier", "the barrier that protects a panel before it is overwritten is dropped",
-               "    __syncthreads();  // nobody overwrites a panel another thread still reads\n", "", "GATE:"),
-    ],
-}
+def load_mutants():
+    """The mutation catalogue: scripts/catalogue/<lesson>.json, key "mutants"."""
+    cat = {}
+    for path in sorted((Path(__file__).resolve().parent / "catalogue").glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        cat[data["lesson"]] = [Mutant(m["name"], m["description"], m["old"], m["new"], m.get("expect"),
+                                      m.get("blind_spot"), m.get("args")) for m in data.get("mutants", [])]
+    return cat
+
+
+MUTANTS = load_mutants()
 MIN_KILLED = 4
 
 
