@@ -1,187 +1,108 @@
-// Roofline ceilings, measured on this device by this program, with the figures
-// the device attributes imply printed beside them for comparison only.
-// - Bandwidth: a copy kernel streams one buffer into another. Each buffer is 4
-//   times the L2 size the device reports (at least 32 MiB, at most a quarter of
-//   the free memory), so L2 cannot hold the data between launches. Bytes =
-//   read + written; median of several launches through the common timer.
-// - FP32 peak: an FMA-bound kernel. Every thread runs kCeilingFmaChains
-//   independent FMA chains (the FMA pipe never waits for a result), and the
-//   grid fills every SM to its thread limit. 2 FLOP per FMA.
-// - From attributes: DRAM = 2 transfers per clock x memory clock x bus width.
-//   An FP32 peak would be SMs x FP32 lanes per SM x 2 x clock, but the lane
-//   count is not a device attribute (it needs a per-architecture table, which
-//   this course does not keep), so the per-lane figure is printed and the
-//   measured peak is expressed in it. CUDA 13 dropped the clock fields from
-//   cudaDeviceProp; the attributes are queried instead, and a query that fails
-//   or reports 0 prints n/a.
-// - The roofline ceiling at arithmetic intensity AI (FLOP per byte) is
-//   min(FP32 peak, AI x bandwidth).
-// Run time: about 10 ms on an H200 (9 launches of each kernel). Needs the
-// cuda_check and timer blocks above it, and <algorithm>, <cstdio>, <vector>.
-constexpr int kCeilingThreads = 256;     // per block, both kernels
-constexpr int kCeilingCopyUnroll = 4;    // float4 loads in flight per thread
-constexpr int kCeilingFmaChains = 8;     // independent FMA chains per thread
-constexpr int kCeilingFmaIters = 8192;   // FMAs per chain: ~0.6 ms per launch
-constexpr int kCeilingWarmups = 2;
-constexpr int kCeilingSamples = 7;       // odd: the median is one launch
-constexpr size_t kCeilingMinCopyBytes = size_t(32) << 20;
-static_assert(kCeilingFmaIters % 16 == 0,
-              "the FMA loop is unrolled by 16: a whole number of unrolled steps "
-              "keeps the loop counter out of the issue slots");
+// Roofline ceilings, measured by this program. Bandwidth: a kernel copies one
+// buffer into another, each 4 x the L2 (32 MiB to a quarter of free memory) so
+// the L2 cannot hold them; bytes read + written / median time. FP32 peak: each
+// thread runs kCeilingChains independent FMA chains on every SM; 2 FLOP/FMA.
+// Each is gated against its bound from the attributes: DRAM 2 transfers per
+// clock x memory clock x bus width / 8; FP32 SMs x lanes x 2 x clock. Lanes
+// (no attribute) are the FP32 multiply-adds per clock per SM of the CUDA C++
+// Programming Guide's arithmetic-instruction table: 64 on 7.x and 8.0, 128 on
+// 8.6 to 12.x, else 0 and no gate (no guess). Cards may boost past nominal
+// clocks: only a figure above kCeilingSlack x its bound fails (GATE, exit 1).
+constexpr int kCeilingThreads = 256, kCeilingUnroll = 4, kCeilingChains = 8;
+constexpr int kCeilingFmaIters = 8192;  // FMAs per chain: about 0.6 ms per launch on an H200
+constexpr double kCeilingSlack = 1.25;
 
-struct Ceilings {
-  double copy_gbs;     // measured: bytes read + written / median time
-  double fp32_gflops;  // measured: 2 x FMAs / median time
-  double copy_bytes;   // size of each copy buffer
-  double l2_bytes;     // the device's L2 size
-  int sms;             // multiprocessors
-  int fma_blocks;      // blocks of kCeilingThreads in the FMA launch
-};
-
-// launch assumption: any 1-D block; gridDim.x * blockDim.x * kCeilingCopyUnroll
-//   >= n (the host launches exactly that many, rounded up).
-// memory: reads n float4 and writes n float4, coalesced; each thread issues
-//   its kCeilingCopyUnroll loads before its first store.
-__global__ void ceilingCopyKernel(const float4* __restrict__ in, float4* __restrict__ out,
-                                  long long n) {
-  const long long base =
-      static_cast<long long>(blockIdx.x) * blockDim.x * kCeilingCopyUnroll + threadIdx.x;
-  float4 v[kCeilingCopyUnroll];
+// launch assumption: gridDim.x * blockDim.x * kCeilingUnroll float4 in each buffer.
+__global__ void ceilingCopyKernel(const float4* __restrict__ in, float4* __restrict__ out) {
+  const long long base = 1LL * blockIdx.x * blockDim.x * kCeilingUnroll + threadIdx.x;
+  float4 v[kCeilingUnroll];  // every load in flight before the first store
 #pragma unroll
-  for (int u = 0; u < kCeilingCopyUnroll; ++u) {
-    const long long i = base + static_cast<long long>(u) * blockDim.x;
-    if (i < n) v[u] = in[i];
-  }
+  for (int u = 0; u < kCeilingUnroll; ++u) v[u] = in[base + 1LL * u * blockDim.x];
 #pragma unroll
-  for (int u = 0; u < kCeilingCopyUnroll; ++u) {
-    const long long i = base + static_cast<long long>(u) * blockDim.x;
-    if (i < n) out[i] = v[u];
-  }
+  for (int u = 0; u < kCeilingUnroll; ++u) out[base + 1LL * u * blockDim.x] = v[u];
 }
 
-// launch assumption: out holds gridDim.x * blockDim.x floats.
-// memory: one float written per thread at the end; the rest is registers.
 // mul and add are arguments, so the compiler cannot fold the chains away.
 __global__ void ceilingFmaKernel(float* out, int iters, float mul, float add) {
-  float acc[kCeilingFmaChains];
-#pragma unroll
-  for (int c = 0; c < kCeilingFmaChains; ++c) acc[c] = static_cast<float>(threadIdx.x + c);
+  float acc[kCeilingChains], sum = 0.0f;  // constant trip counts: unrolled into registers
+  for (int c = 0; c < kCeilingChains; ++c) acc[c] = static_cast<float>(threadIdx.x + c);
 #pragma unroll 16
-  for (int i = 0; i < iters; ++i) {
+  for (int i = 0; i < iters; ++i)
 #pragma unroll
-    for (int c = 0; c < kCeilingFmaChains; ++c) acc[c] = fmaf(acc[c], mul, add);
-  }
-  float sum = 0.0f;
-#pragma unroll
-  for (int c = 0; c < kCeilingFmaChains; ++c) sum += acc[c];
-  out[static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x] = sum;
+    for (int c = 0; c < kCeilingChains; ++c) acc[c] = fmaf(acc[c], mul, add);
+  for (int c = 0; c < kCeilingChains; ++c) sum += acc[c];
+  out[1LL * blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
 
-// Measures both ceilings on the current device; allocates and frees its own
-// buffers (call it when about a quarter of the memory is free).
-inline Ceilings measureCeilings() {
-  int dev = 0, threadsPerSm = 0, l2 = 0;
-  Ceilings c{};
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&threadsPerSm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  size_t freeBytes = 0, totalBytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+int ceilingAttribute(cudaDeviceAttr attr) {  // 0 where the driver cannot say (error cleared)
+  int v = 0;
+  return cudaDeviceGetAttribute(&v, attr, 0) == cudaSuccess ? v : ((void)cudaGetLastError(), 0);
+}
 
-  // Bandwidth: whole blocks only, so no thread of the copy is idle.
-  const size_t perBlock = size_t(kCeilingThreads) * kCeilingCopyUnroll * sizeof(float4);
-  size_t bytes = std::max(size_t(4) * static_cast<size_t>(l2), kCeilingMinCopyBytes);
-  bytes = std::min(bytes, freeBytes / 4) / perBlock * perBlock;
-  if (bytes == 0) {
-    std::fprintf(stderr, "ceilings: too little free device memory for the copy buffers\n");
-    std::exit(EXIT_FAILURE);
-  }
-  float4* in = nullptr;
-  float4* out = nullptr;
+void ceilingGate(const char* what, double measured, double bound, const char* unit) {
+  if (bound <= 0.0 || measured <= kCeilingSlack * bound) return;
+  std::fprintf(stderr, "GATE: measured %s %.1f %s is above %.2f x the %.1f %s that the device's "
+               "attributes allow: a broken measurement\n", what, measured, unit, kCeilingSlack,
+               bound, unit);
+  std::exit(EXIT_FAILURE);
+}
+
+Ceilings measureCeilings() {
+  Ceilings c{};
+  const int sms = ceilingAttribute(cudaDevAttrMultiProcessorCount);
+  const int l2 = ceilingAttribute(cudaDevAttrL2CacheSize);
+  const size_t chunk = size_t(kCeilingThreads) * kCeilingUnroll * sizeof(float4);
+  size_t freeBytes = 0, totalBytes = 0, big = std::max(size_t(4) * l2, size_t(32) << 20);
+  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+  const size_t bytes = std::min(big, freeBytes / 4) / chunk * chunk;
+  float4 *in = nullptr, *out = nullptr;
   CUDA_CHECK(cudaMalloc(&in, bytes));
   CUDA_CHECK(cudaMalloc(&out, bytes));
   CUDA_CHECK(cudaMemset(in, 0, bytes));  // the copy reads initialised memory
-  const long long n4 = static_cast<long long>(bytes / sizeof(float4));
-  const unsigned copyBlocks = static_cast<unsigned>(bytes / perBlock);
   const TimingStats copy = timeKernel(
-      [&] { ceilingCopyKernel<<<copyBlocks, kCeilingThreads>>>(in, out, n4); },
-      kCeilingWarmups, kCeilingSamples);
+      [&] { ceilingCopyKernel<<<unsigned(bytes / chunk), kCeilingThreads>>>(in, out); }, 2,
+      kCeilingSamples);
   CUDA_CHECK(cudaFree(in));
   CUDA_CHECK(cudaFree(out));
-  c.copy_bytes = static_cast<double>(bytes);
-  c.l2_bytes = static_cast<double>(l2);
+  c.copy_bytes = double(bytes), c.l2_bytes = double(l2);
   c.copy_gbs = 2.0 * c.copy_bytes / (copy.median_ms * 1e-3) / 1e9;
-
-  // FP32 peak: every SM holds as many blocks as its thread limit allows.
-  c.fma_blocks = c.sms * std::max(1, threadsPerSm / kCeilingThreads);
+  const int perSm = std::max(1, ceilingAttribute(cudaDevAttrMaxThreadsPerMultiProcessor) /
+                                    kCeilingThreads);
+  const int blocks = sms * perSm;
   float* sink = nullptr;
-  CUDA_CHECK(cudaMalloc(&sink, size_t(c.fma_blocks) * kCeilingThreads * sizeof(float)));
-  const TimingStats fma = timeKernel(
-      [&] {
-        ceilingFmaKernel<<<c.fma_blocks, kCeilingThreads>>>(sink, kCeilingFmaIters, 0.999f,
-                                                             0.001f);
-      },
-      kCeilingWarmups, kCeilingSamples);
+  CUDA_CHECK(cudaMalloc(&sink, size_t(blocks) * kCeilingThreads * sizeof(float)));
+  const TimingStats fma = timeKernel([&] {
+    ceilingFmaKernel<<<blocks, kCeilingThreads>>>(sink, kCeilingFmaIters, 0.999f, 0.001f);
+  }, 2, kCeilingSamples);
   CUDA_CHECK(cudaFree(sink));
-  const double flop =
-      2.0 * kCeilingFmaChains * kCeilingFmaIters * double(c.fma_blocks) * kCeilingThreads;
+  const double flop = 2.0 * kCeilingChains * kCeilingFmaIters * blocks * kCeilingThreads;
   c.fp32_gflops = flop / (fma.median_ms * 1e-3) / 1e9;
+
+  const int memMhz = ceilingAttribute(cudaDevAttrMemoryClockRate) / 1000;
+  const int bus = ceilingAttribute(cudaDevAttrGlobalMemoryBusWidth);
+  const int major = ceilingAttribute(cudaDevAttrComputeCapabilityMajor);
+  const int minor = ceilingAttribute(cudaDevAttrComputeCapabilityMinor);
+  const int lanes = (major == 7 || (major == 8 && minor == 0)) ? 64
+                    : (major >= 8 && major <= 12)               ? 128 : 0;
+  const int mhz = ceilingAttribute(cudaDevAttrClockRate) / 1000;
+  c.dram_bound_gbs = 2.0 * memMhz * bus / 8 / 1e3;
+  c.fp32_bound_gflops = 2.0 * sms * lanes * mhz / 1e3;
+  std::snprintf(c.bounds, sizeof c.bounds, "DRAM 2 x %d MHz x %d-bit / 8 = %.1f GB/s, FP32 %d "
+                "SMs x %d lanes (cc %d.%d) x 2 x %d MHz = %.1f GFLOP/s (0: unknown, not gated)",
+                memMhz, bus, c.dram_bound_gbs, sms, lanes, major, minor, mhz, c.fp32_bound_gflops);
+  ceilingGate("bandwidth", c.copy_gbs, c.dram_bound_gbs, "GB/s");
+  ceilingGate("FP32 peak", c.fp32_gflops, c.fp32_bound_gflops, "GFLOP/s");
   return c;
 }
 
-// A device attribute, or 0 when the driver cannot report it (the error is
-// cleared, so a later launch check does not pick it up).
-inline int ceilingAttributeOrZero(cudaDeviceAttr attr) {
-  int dev = 0, v = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  if (cudaDeviceGetAttribute(&v, attr, dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return v;
+void printCeilings(const Ceilings& c, std::FILE* out) {
+  std::fprintf(out, "Ceilings measured by this program (median of %d launches each): bandwidth "
+               "%.1f GB/s (copy kernel), FP32 peak %.1f GFLOP/s (FMA kernel)\n",
+               kCeilingSamples, c.copy_gbs, c.fp32_gflops);
+  std::fprintf(out, "[device] bounds from attributes (a measurement above %.2f x its bound "
+               "fails): %s\n", kCeilingSlack, c.bounds);
 }
 
-// Prints both measured ceilings and the attribute figures to `out` (stdout,
-// or stderr where stdout carries CSV).
-inline void printCeilings(const Ceilings& c, std::FILE* out) {
-  std::fprintf(out, "Ceilings, measured on this device by this program (median of %d launches "
-               "each):\n", kCeilingSamples);
-  std::fprintf(out, "  bandwidth: %.1f GB/s measured, a kernel copying %.1f MB into a second "
-               "buffer", c.copy_gbs, c.copy_bytes / 1e6);
-  if (c.l2_bytes > 0.0)
-    std::fprintf(out, " (each %.1f times the L2 size)", c.copy_bytes / c.l2_bytes);
-  std::fprintf(out, "\n");
-  std::fprintf(out, "  FP32 peak: %.1f GFLOP/s measured, %d blocks of %d threads (every SM "
-               "full), %d independent FMA chains per thread\n",
-               c.fp32_gflops, c.fma_blocks, kCeilingThreads, kCeilingFmaChains);
-  const int memKhz = ceilingAttributeOrZero(cudaDevAttrMemoryClockRate);
-  const int busBits = ceilingAttributeOrZero(cudaDevAttrGlobalMemoryBusWidth);
-  const int clockKhz = ceilingAttributeOrZero(cudaDevAttrClockRate);
-  if (memKhz > 0 && busBits > 0) {
-    std::fprintf(out, "  from attributes, for comparison: DRAM 2 x %.0f MHz x %d-bit bus = "
-                 "%.1f GB/s (assumes 2 transfers per clock)\n",
-                 memKhz / 1e3, busBits, 2.0 * memKhz * 1e3 * busBits / 8.0 / 1e9);
-  } else {
-    std::fprintf(out, "  from attributes, for comparison: DRAM n/a (no memory clock or bus "
-                 "width reported)\n");
-  }
-  if (clockKhz > 0) {
-    const double perLane = c.sms * 2.0 * clockKhz * 1e3 / 1e9;
-    std::fprintf(out, "  from attributes, for comparison: FP32 %d SMs x 2 FLOP x %.0f MHz = "
-                 "%.1f GFLOP/s per FP32 lane of an SM; the lane count is not an attribute "
-                 "(the measured peak is %.1fx this)\n",
-                 c.sms, clockKhz / 1e3, perLane, c.fp32_gflops / perLane);
-  } else {
-    std::fprintf(out, "  from attributes, for comparison: FP32 n/a (no clock rate "
-                 "reported)\n");
-  }
-}
-
-// The roofline: at arithmetic intensity ai (FLOP per byte), no kernel beats
-// the compute peak, nor ai x the bandwidth. Which of the two binds is decided
-// by measured figures, so near the ridge (ai = peak / bandwidth) it can change
-// from run to run: print both terms rather than a word that names one.
-inline double rooflineGflops(const Ceilings& c, double ai) {
+double rooflineGflops(const Ceilings& c, double ai) {
   return std::min(c.fp32_gflops, ai * c.copy_gbs);
 }

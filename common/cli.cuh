@@ -1,112 +1,80 @@
-// Strict command line, shared by the command-line lessons (no CUDA call in it,
-// so a bad command line gets exit 2 on a machine without a GPU too).
-// - Arguments are read left to right; the last occurrence of an option wins.
-// - A valued option takes the next token, whatever it looks like.
-// - A number is the whole token: no blanks, no trailing characters ("12x"),
-//   base 10 for integers, finite for reals ("nan" and "inf" are refused), and
-//   inside the range the program names. Overflow is an error, not a wrap.
-// - Every error is one stderr line, "error: " + the option + what it accepts +
-//   what it got, then the usage on stderr, and exit 2. -h/--help print the
-//   usage on stdout and exit 0.
-// Needs <cctype>, <cerrno>, <cmath>, <cstdarg>, <cstdio>, <cstdlib>, <cstring>,
-// <string>, <utility>.
-//
-// Use:
-//   CommandLine cl(argc, argv, usageText);
-//   while (cl.next()) {
-//     if (cl.is("-m")) m = cl.intValue(0, kMaxDim);
-//     else if (cl.is("-rtol")) rtol = cl.realValue(0.0, 1.0);
-//     else if (cl.is("-csv")) csv = true;  // a flag takes no value
-//     else cl.unknownOption();
-//   }
-//   if (bs % tile != 0) cl.fail("-bs must be a multiple of -tile (%d), got %d", tile, bs);
-constexpr int kExitBadCommandLine = 2;
-
-// The whole token as a base-10 integer in [lo, hi]; false if it is not one.
-inline bool parseIntToken(const char* text, long long lo, long long hi, long long* out) {
-  if (text == nullptr || *text == '\0' || std::isspace(static_cast<unsigned char>(*text)))
-    return false;  // strtoll would skip leading blanks
-  errno = 0;
+// Strict command line (no CUDA call: a bad one exits 2 without a GPU too).
+// Tokens are read left to right, the last occurrence of an option wins, and a
+// valued option takes the next token. A number is the whole token ("12x" is
+// refused); integers are base 10; reals are plain decimals ("0.5", "1e-3"),
+// so hex floats, inf, nan and values that overflow or underflow ("1e999",
+// "1e-400") are refused, as is anything out of range. An error is one stderr
+// line (the option, what it accepts, what it got), the usage, exit 2; -h and
+// --help print the usage on stdout, exit 0. stdout is checked at exit: a
+// failed write (CSV into a full disk) gets one stderr line and exit 1.
+bool parseIntToken(const char* text, long long lo, long long hi, long long* out) {
   char* end = nullptr;
-  const long long v = std::strtoll(text, &end, 10);
-  if (errno == ERANGE || *end != '\0' || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
-
-// The whole token as a finite real number in [lo, hi]; false if it is not one.
-inline bool parseRealToken(const char* text, double lo, double hi, double* out) {
-  if (text == nullptr || *text == '\0' || std::isspace(static_cast<unsigned char>(*text)))
+  errno = 0;  // strtoll would skip leading blanks: the first character must be a sign or digit
+  if (!text || !(std::isdigit(static_cast<unsigned char>(*text)) || *text == '-' || *text == '+'))
     return false;
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);  // an overflow comes back as inf
-  if (*end != '\0' || !std::isfinite(v) || !(v >= lo && v <= hi)) return false;
-  *out = v;
-  return true;
+  const long long v = std::strtoll(text, &end, 10);
+  if (errno == ERANGE || end == text || *end != '\0' || v < lo || v > hi) return false;
+  return *out = v, true;
 }
 
-class CommandLine {
- public:
-  // usage: the whole help text, ending in a newline.
-  CommandLine(int argc, char** argv, std::string usage)
-      : argc_(argc), argv_(argv), usage_(std::move(usage)) {}
+bool parseRealToken(const char* text, double lo, double hi, double* out) {
+  char* end = nullptr;
+  errno = 0;  // decimal characters only: no blanks, hex, inf or nan
+  if (!text || !*text || std::strspn(text, "0123456789.eE+-") != std::strlen(text)) return false;
+  const double v = std::strtod(text, &end);  // ERANGE: overflow or underflow
+  if (errno == ERANGE || end == text || *end != '\0' || !(v >= lo && v <= hi)) return false;
+  return *out = v, true;
+}
 
-  // Steps to the next token; false when none is left. Handles -h/--help.
-  bool next() {
-    if (++i_ >= argc_) return false;
-    if (is("-h") || is("--help")) {
-      std::fputs(usage_.c_str(), stdout);
-      std::exit(EXIT_SUCCESS);
-    }
-    return true;
-  }
-  bool is(const char* name) const { return std::strcmp(argv_[i_], name) == 0; }
-  const char* option() const { return argv_[i_]; }
+void checkStdoutAtExit() {  // registered by CommandLine's constructor
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return;
+  std::fputs("error: writing to stdout failed (a full disk or a closed pipe?)\n", stderr);
+  std::_Exit(EXIT_FAILURE);
+}
 
-  // The value of the current option, as an integer in [lo, hi].
-  long long intValue(long long lo, long long hi) {
-    const char* opt = option();
-    const char* text = takeValue();
-    long long v = 0;
-    if (text == nullptr || !parseIntToken(text, lo, hi, &v))
-      fail("%s expects an integer in [%lld, %lld], got %s%s%s", opt, lo, hi,
-           text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
-    return v;
+CommandLine::CommandLine(int argc, char** argv, std::string usage)
+    : argc_(argc), argv_(argv), usage_(std::move(usage)) {
+  std::atexit(checkStdoutAtExit);
+}
+bool CommandLine::next() {
+  if (++i_ >= argc_) return false;
+  if (is("-h") || is("--help")) {
+    std::fputs(usage_.c_str(), stdout);
+    std::exit(EXIT_SUCCESS);
   }
-  // The value of the current option, as a finite real number in [lo, hi].
-  double realValue(double lo, double hi) {
-    const char* opt = option();
-    const char* text = takeValue();
-    double v = 0.0;
-    if (text == nullptr || !parseRealToken(text, lo, hi, &v))
-      fail("%s expects a finite number in [%g, %g], got %s%s%s", opt, lo, hi,
-           text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
-    return v;
-  }
+  return true;
+}
+bool CommandLine::is(const char* name) const { return std::strcmp(argv_[i_], name) == 0; }
+const char* CommandLine::takeValue() { return (i_ + 1 < argc_) ? argv_[++i_] : nullptr; }
 
-  [[noreturn]] void unknownOption() const {
-    fail("unknown option \"%s\" (the accepted options are listed below)", option());
-  }
-  // One "error: ..." line (printf-style message), the usage, exit 2. Also for
-  // rules that span options and for sizes refused after parsing.
-  [[noreturn]] __attribute__((format(printf, 2, 3))) void fail(const char* fmt, ...) const {
-    std::fflush(stdout);  // whatever was printed so far comes first
-    std::fputs("error: ", stderr);
-    va_list args;
-    va_start(args, fmt);
-    std::vfprintf(stderr, fmt, args);
-    va_end(args);
-    std::fputc('\n', stderr);
-    std::fputs(usage_.c_str(), stderr);
-    std::exit(kExitBadCommandLine);
-  }
+long long CommandLine::intValue(long long lo, long long hi) {
+  const char *opt = argv_[i_], *text = takeValue();
+  long long v = 0;
+  if (!parseIntToken(text, lo, hi, &v))
+    fail("%s expects an integer in [%lld, %lld], got %s%s%s", opt, lo, hi,
+         text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
+  return v;
+}
+double CommandLine::realValue(double lo, double hi) {
+  const char *opt = argv_[i_], *text = takeValue();
+  double v = 0.0;
+  if (!parseRealToken(text, lo, hi, &v))
+    fail("%s expects a decimal number in [%g, %g] (no hex, inf, nan, overflow or underflow), "
+         "got %s%s%s", opt, lo, hi, text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
+  return v;
+}
 
- private:
-  // The next token as the current option's value, or nullptr at the end.
-  const char* takeValue() { return (i_ + 1 < argc_) ? argv_[++i_] : nullptr; }
-
-  int argc_;
-  char** argv_;
-  std::string usage_;
-  int i_ = 0;  // argv_[0] is the program
-};
+void CommandLine::unknownOption() const {
+  fail("unknown option \"%s\" (the accepted options are listed below)", argv_[i_]);
+}
+void CommandLine::fail(const char* fmt, ...) const {
+  std::fflush(stdout);  // whatever was printed so far comes first
+  std::fputs("error: ", stderr);
+  va_list args;
+  va_start(args, fmt);
+  std::vfprintf(stderr, fmt, args);
+  va_end(args);
+  std::fputc('\n', stderr);
+  std::fputs(usage_.c_str(), stderr);
+  std::exit(kExitBadCommandLine);
+}

@@ -1,27 +1,29 @@
 // SPDX-License-Identifier: MIT
 // Day 98 - quant_matmul: an INT8 matmul is exact; all its error is quantization.
-// Day 16's 16x16 tiled matmul, with int8 operands and an int32 accumulator,
+//
+// On Day 71 the accumulator decided the error: a half accumulator lost more
+// with every k. Here the accumulator is an int32 that adds int8 x int8
+// products exactly, so it contributes nothing, and storage decides: every bit
+// of error was made when the inputs were rounded to codes. Day 16's 16x16 tile
 // climbs a ladder of scales, one change per rung: one scale for B; one scale
 // per column of B; per column plus an asymmetric A with a zero point. Then it
-// runs on a 2:4-pruned B. That the integer loop is exact is a gate, not a
-// slogan: a host integer reference over the same codes, through the same float
-// epilogue, must match every GPU output bit for bit. Host censuses price the
-// rounding of the inputs themselves: INT8, FP8 e4m3, and MX-style scales per
-// block of 32. No tensor cores: the FP8 and 2:4 figures are host arithmetic
-// and measure accuracy, never speed.
+// runs on a 2:4-pruned B. That the integer loop is exact is a gate: a host
+// integer reference over the same codes, through a rescale written apart from
+// the kernel's, must match every GPU output bit for bit. Host censuses price
+// the rounding of the inputs alone: INT8, FP8 e4m3, OCP MXFP8 (power-of-two
+// scales per block of 32) and NVFP4. No tensor cores: the FP8, MX, NVFP4 and
+// 2:4 figures are host arithmetic and measure accuracy, never speed.
+//
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o quant_matmul quant_matmul.cu
 // Run:   ./quant_matmul
 // Sanitize: ./quant_matmul --cases 1
 //
 // Lineage: Day 16's tile, Day 66's slack factor of 4, Day 71's FP32 kernel and
 // gate, and Day 62's habit of reporting a row that is meant to look bad instead
-// of gating it. The build line targets the T4 that Compiler Explorer runs; the
-// driver compiles its compute_75 PTX for any newer card, with the same digits
-// (integer sums and round-to-nearest float operations only). compute-sanitizer
-// checks the first 57 launches, the whole 256 case: 4 timed rows of
-// 1 + 3 + 10 launches and one pruned launch.
-// Exit status: 0 every gate held; 1 a gate or a CUDA call failed, or an
-// exercise is still to be written; 77 no usable CUDA device.
+// of gating it. The build targets the T4 that Compiler Explorer runs; a newer
+// card compiles the embedded compute_75 PTX and prints the same digits (integer
+// sums and round-to-nearest float operations only). --cases N runs the first N
+// cases (compute-sanitizer's instrumented kernels are hundreds of times slower).
 
 #include <cuda_fp8.h>
 #include <cuda_runtime.h>
@@ -35,12 +37,12 @@
 #include <string>
 #include <vector>
 
-// common: cuda_check
-// Every CUDA runtime call goes through CUDA_CHECK; every launch is followed by
-// CUDA_CHECK_LAUNCH(). A failure names the file, the line, the call and the
-// runtime's message on stderr and ends the program with status 1 (EXIT_FAILURE).
-// One statement (do/while(0)); the local has a trailing underscore so it can
-// never shadow a name at the call site.
+// Course toolkit declarations; definitions at the end of the file
+// common: cuda_check_decl
+// Every CUDA call goes through CUDA_CHECK, every launch is followed by
+// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
+// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
+// 2 bad command line, 77 no usable CUDA device or driver (CTest: skipped).
 #define CUDA_CHECK(call)                                                      \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -50,39 +52,38 @@
       std::exit(EXIT_FAILURE);                                                \
     }                                                                         \
   } while (0)
-// A launch reports a bad configuration only through cudaGetLastError.
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
-
-// Exit status 77 means "no usable CUDA device or driver"; CTest maps it to
-// "skipped". Status 2 is a bad command line, 1 a failed gate or CUDA call.
 constexpr int kExitNoDevice = 77;
+cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
+// end common: cuda_check_decl
+// common: timer_decl
+// Kernel timing (method and reasons: the timer block at the end of the file).
+struct TimingStats {
+  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
+  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
+  double mean_ms;    // pulled up by slow outliers
+  int samples;
+};
+// warmups untimed launches, then samples timed ones; launch() queues one launch.
+template <typename Launch>
+TimingStats timeKernel(Launch launch, int warmups, int samples);
+// end common: timer_decl
+// common: reference_gemm_decl
+// The reference every GEMM here is checked against (the reference_gemm block
+// at the end of the file): C = A * B in double, row-major host arrays.
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
+// Row i of the same, computed on the CPU (host tests use it for whole matrices).
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
+// end common: reference_gemm_decl
 
-// Selects device 0 and returns its properties, or exits 77 with one line when
-// there is no driver or no device (a laptop, a CI runner).
-inline cudaDeviceProp requireCudaDevice() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "no usable CUDA device: %s (exit 77 = skipped)\n",
-                 err != cudaSuccess ? cudaGetErrorString(err)
-                                    : "the driver reports no device");
-    std::exit(kExitNoDevice);
-  }
-  CUDA_CHECK(cudaSetDevice(0));
-  cudaDeviceProp prop{};
-  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  return prop;
-}
-// end common: cuda_check
-
-// ---------------------------------------------------------------- constants
+// =============================================================================
+// Constants
+// =============================================================================
 
 constexpr int kTile = 16;
 constexpr int kThreadsPerBlock = kTile * kTile;
 static_assert(kThreadsPerBlock == 256,
               "one thread per element of a 16x16 tile: 256 threads, 8 warps");
-static_assert(kThreadsPerBlock % 32 == 0,
-              "whole warps only: a partial warp would idle lanes every step");
 static_assert(2 * kTile * kTile * sizeof(float) <= 48 * 1024,
               "two FP32 tiles (2 KiB) must fit the 48 KiB of static shared "
               "memory that every CUDA device gives one block");
@@ -112,11 +113,15 @@ static_assert(2LL * kMaxN * kInt8Max * 128 < 2147483647LL,
               "K products of codes, and the zero-point term z*colSum adds at "
               "most as much again: 2*2048*127*128 = 66,584,576 < 2^31 - 1");
 
-// Storage census: MX-style scales, one per block of 32 consecutive k in a
-// column of B, over FP8 e4m3 (largest finite value 448).
+// Storage census formats. FP8 e4m3: largest finite 448 = 1.75 * 2^8, so the
+// OCP MX rule's emax is 8. MX blocks: 32 consecutive k down a column of B.
+// NVFP4: e2m1 elements (largest 6) in blocks of 16, each with an e4m3 scale.
 constexpr int kMxBlock = 32;
 constexpr float kFp8E4m3Max = 448.0f;
-static_assert(kMaxN % kMxBlock == 0,
+constexpr int kFp8E4m3Emax = 8;
+constexpr int kNvfp4Block = 16;
+constexpr float kFp4E2m1Max = 6.0f;
+static_assert(kMaxN % kMxBlock == 0 && kMaxN % kNvfp4Block == 0,
               "the census runs on the 2048 case: it must walk whole blocks");
 
 // Gates. FP32: Day 71's rule (table rtol, 23 mantissa bits). INT8: the column
@@ -129,7 +134,7 @@ constexpr double kGateSlack = 4.0;
 constexpr double kZeroPointRmsGate = 1.5;
 
 // Inputs (see makeInputs): one LCG stream; B's column c is scaled by
-// 2^-(c mod 7), and every 37th element (flat index) by 8 more.
+// 2^-(c mod 7), and every 37th element (flat index) by 8 more: an outlier.
 constexpr std::uint32_t kSeed = 20260901u;
 constexpr int kGainPeriod = 7;  // gains 2^0 .. 2^-6: a 64x spread of columns
 constexpr int kOutlierPeriod = 37;
@@ -143,22 +148,19 @@ static_assert(kCases[0] % kOutlierPeriod != 0 && kCases[1] % kOutlierPeriod != 0
 // kTimedRuns timed launches.
 constexpr int kWarmups = 3;
 constexpr int kTimedRuns = 10;
-static_assert(kTimedRuns >= 10,
-              "a median of fewer than 10 samples is at the mercy of one clock "
-              "change; the 256 case (about 10 us) sits near launch overhead");
 
 // Outputs are poisoned with 0xFF bytes before every correctness launch: as a
 // float that is a NaN, so an element a kernel never writes fails every gate.
 constexpr unsigned char kPoisonByte = 0xFF;
 
 // Host checks read a device output back kSlabRows rows at a time (2 MiB at
-// 2048), so host memory stays near A, B, the reference and the codes: about
-// 82 MiB at 2048 (Compiler Explorer allows a few hundred MiB).
+// 2048), so host memory stays near A, B, the reference and the codes.
 constexpr int kSlabRows = 256;
-static_assert(kSlabRows % 2 == 0,
-              "the integer reference works on pairs of rows");
+static_assert(kSlabRows % 2 == 0, "the integer reference works on pairs of rows");
 
-// ---------------------------------------------------------------- inputs
+// =============================================================================
+// Inputs
+// =============================================================================
 
 // A 32-bit LCG (Numerical Recipes' constants); unit() is the top 24 bits of
 // the state as a float in [0, 1), exact in float.
@@ -174,10 +176,14 @@ struct Lcg {
 // activations after a ReLU. B (n x n): the same stream continued, row p outer,
 // column c inner: B[p][c] = (2u - 1) * 2^-(c mod 7), times 8 when the flat
 // index p*n + c is a multiple of 37. Every operation is exact in float.
+// The outliers are what real weights have and what scaling fights: one scale
+// must cover the loudest value it serves, so one outlier coarsens the step of
+// everything that shares its scale. Per column, it costs its column; per block
+// of 32 (MX, NVFP4), only its block. That is what block scaling exists for.
 // Why an LCG and not Day 71's periodic pattern: periodic data makes rounding
 // errors repeat along a dot product, so they add like K, and a sqrt(K)
 // diagnostic would measure the pattern instead of the format. (The LCG is not
-// perfect either: see the note on the sqrtK trend that main prints.)
+// perfect either: the page explains the rising sqrtK column.)
 inline void makeInputs(int n, float* A, float* B) {
   Lcg rng{kSeed};
   const long long count = static_cast<long long>(n) * n;
@@ -193,7 +199,9 @@ inline void makeInputs(int n, float* A, float* B) {
   }
 }
 
-// ---------------------------------------------------------------- kernels
+// =============================================================================
+// Kernels: Day 71's FP32 tile, and the same tile on int8 codes
+// =============================================================================
 // Both kernels share Day 16's tiling. For each of the ceil(K/16) k-tiles,
 // every thread stages A[row][t*16 + tx] and B[t*16 + ty][col] into 16x16
 // shared tiles (padding when outside the matrix), a barrier, 16 accumulation
@@ -211,7 +219,6 @@ __device__ inline void requireTileBlock() {
 
 // Day 71's FP32 kernel, unchanged: the baseline every INT8 row is timed
 // against. nvcc contracts acc += a * b into one fmaf: each step rounds once.
-// launch assumption: 16x16 blocks, one thread per output (see above).
 // memory: per k-tile a block reads one 16x16 tile of A and one of B (1 KiB
 // each); a half-warp reads a 64-byte row segment of B; shared memory 2 KiB.
 __global__ void matmulTiledF32(const float* A, const float* B, float* C, int M,
@@ -237,7 +244,7 @@ __global__ void matmulTiledF32(const float* A, const float* B, float* C, int M,
 // A product of two floats rounded once to nearest, never fused with anything:
 // __fmul_rn on the device (nvcc never contracts it into an FMA), a plain *
 // on the host (x86-64 SSE and AArch64 round every product; the Build line has
-// no fast-math flag that could reassociate). So host and device agree.
+// no fast-math flag that could reassociate).
 __host__ __device__ inline float mulRn(float a, float b) {
 #ifdef __CUDA_ARCH__
   return __fmul_rn(a, b);
@@ -246,14 +253,15 @@ __host__ __device__ inline float mulRn(float a, float b) {
 #endif
 }
 
-// The INT8 epilogue, one function for the kernel and the host reference, so
-// both do the identical float operations in the identical order:
+// The INT8 epilogue: the exact integer sum becomes a real number.
 //   v = acc - z * colSum   (int32, exact; z = colSum = 0 for a symmetric A)
-//   out = (float(v) * aScale) * bScale   (round to nearest, twice)
+//   out = (float(v) * aScale) * bScale   (int -> float and both products
+//                                         rounded to nearest, in this order)
 // Why the zero-point term: an asymmetric code is q = x/s + z, so
 // sum_k (qa - z) * qb = sum_k qa * qb - z * sum_k qb, and sum_k qb is the
 // column sum of B's codes: the weights alone fix it, once, outside the loop.
-// No a*b + c pattern appears in the float part, so no compiler can fuse it.
+// The order is part of the contract: the exactness gate rebuilds every output
+// with its own rescale (rescaleReference) and compares bits.
 __host__ __device__ inline float int8Epilogue(std::int32_t acc, std::int32_t zeroPoint,
                                               std::int32_t colSum, float aScale,
                                               float bScale) {
@@ -281,18 +289,11 @@ struct Int8Scales {
 // reaches these guards. The int8 x int8 products are widened to int32 and
 // summed exactly: no rounding happens before the epilogue. (nvcc turns the p
 // loop into dp4a, an exact four-way int8 dot product into int32, fed by byte
-// loads and byte permutes: more instructions per product than fp32's FMA,
-// which is why this kernel is slower than matmulTiledF32.)
-// launch assumption: 16x16 blocks, one thread per output (see above).
+// loads and byte permutes; the page says why that is slower than fp32 here.)
 // memory: per k-tile a block reads a 16x16 tile of A and one of B at 256 bytes
 // each, a quarter of FP32's; but a warp's B load is two 16-byte row segments,
 // each half of a 32-byte sector, so the bytes moved from L2 only halve. Shared
 // memory 512 B.
-// A known blind spot: the exactness gate compares this kernel with a host
-// reference that calls the same int8Epilogue, so a zero-point term dropped from
-// that function is invisible to it, and the K-linear column bound is loose
-// enough to pass the resulting error too; the activation census, computed on
-// its own, is what shows the zero point's worth.
 template <bool kPerColumnB, bool kAsymmetricA>
 __global__ void matmulInt8Tiled(const std::int8_t* A, const std::int8_t* B, float* C,
                                 int M, int N, int K, Int8Scales s) {
@@ -364,14 +365,13 @@ inline void launchRow(Row row, const DeviceBuffers& d, const Int8Scales& s, int 
   }
 }
 
-// ---------------------------------------------------------------- quantizers
-// All host, all float, as the spec of the format says: scale first, then
-// round the value divided by it.
+// =============================================================================
+// Quantizers (host, float: scale first, then round the value divided by it)
+// =============================================================================
 
-// Round to nearest, ties to even (rint in the default rounding mode, the same
-// rounding as lrintf; compilers inline rint, not lrintf), then clamp to
-// [-128, 127] before the cast. Without the clamp a value that rounds to 128
-// would wrap to -128: the largest positive input would become the most
+// Round to nearest, ties to even (rint in the default rounding mode), then
+// clamp to [-128, 127] before the cast. Without the clamp a value that rounds
+// to 128 would wrap to -128: the largest positive input would become the most
 // negative code.
 inline std::int8_t roundToInt8(float v) {
   const float r = std::rint(v);
@@ -396,8 +396,7 @@ inline void quantizeSymmetric(const float* x, long long count, float scale,
 // in range by construction and every x in [lo, hi] maps into [-128, 127]: a
 // tensor bounded away from zero (say [5, 9]) is safe, at the price of the
 // unused codes below 5. For this lesson's A (smallest value about 1e-5) the
-// widening moves the scale by about 1e-5 of itself, changes no printed digit,
-// and z = -128.
+// widening changes no printed digit, and z = -128.
 struct AsymmetricParams {
   float scale;
   int zeroPoint;
@@ -428,11 +427,14 @@ inline void columnMaxAbs(const float* B, int K, int N, float* colMax) {
 }
 
 // snippet: quantize-columns
-// Rung 2: one scale per column of B. B's columns differ in gain by up to 64x
-// (2^0 .. 2^-6), and one scale for all of them gives the quietest columns a
-// step 64 times too coarse: a few codes where 255 were on offer. Per column,
-// scale[c] = colMax[c]/127 (1 for an all-zero column), q = round(B/scale[c]);
-// every column gets all 255 codes of its own range.
+// Rung 2: one scale per column of B. B's column gains span 64x by construction
+// (2^0 .. 2^-6), and with the random draws and the outliers the column maxima
+// span more: each case's header prints the extremes (106x apart at K = 256,
+// 73x at K = 2048). One scale for all columns gives the quietest column a step
+// that many times too coarse: a handful of codes where 255 were on offer. Per
+// column, scale[c] = colMax[c]/127 (1 for an all-zero column) and
+// q = round(B/scale[c]), ties to even: every column gets all 255 codes of its
+// own range, and its largest magnitude lands on code +-127.
 inline void quantizeColumns(const float* B, int K, int N, const float* colMax,
                             float* scales, std::int8_t* codes) {
   // solution: quantize-columns
@@ -455,13 +457,18 @@ inline void columnCodeSums(const std::int8_t* codes, int K, int N, std::int32_t*
     for (int c = 0; c < N; ++c) colSums[c] += codes[static_cast<long long>(p) * N + c];
 }
 
-// 2:4 pruning along k: in each column, every group of 4 consecutive rows keeps
-// its 2 largest magnitudes of B and the codes of the other 2 become 0. Ties go
-// to the earlier index: an equal magnitude outranks only the elements after
-// it, so exactly 2 survive. A tail group of n < 4 rows keeps min(n, 2); no
-// case has one. Pruning the codes equals quantizing the pruned B: a zeroed
-// value has code 0, and the pruned B has the dense per-column scales, because
-// the largest value of every group always survives.
+// 2:4 pruning along k, the one pattern sparse tensor cores (sm_80 on) run: of
+// every 4 consecutive weights along k, at most 2 are nonzero; the hardware
+// stores the 2 survivors with 2-bit positions and skips the zeros' multiplies,
+// halving the math. Here, in each column, every group of 4 keeps its 2 largest
+// magnitudes of B and the codes of the other 2 become 0. Ties go to the
+// earlier index: an equal magnitude outranks only the elements after it, so
+// exactly 2 survive. A tail group of n < 4 rows keeps min(n, 2); no case has
+// one. Pruning the codes equals quantizing the pruned B: a zeroed value has
+// code 0, and the pruned B has the dense per-column scales, because the
+// largest value of every group always survives. The weights are untrained
+// (uniform random, no fine-tuning to recover), so the row's error is the raw
+// damage, not what a pruned-and-retrained network would show.
 inline void pruneTwoOfFour(const float* B, int K, int N, std::int8_t* codes) {
   for (int g = 0; g < K; g += 4) {
     const int n = std::min(4, K - g);
@@ -479,225 +486,122 @@ inline void pruneTwoOfFour(const float* B, int K, int N, std::int8_t* codes) {
   }
 }
 
-// ---------------------------------------------------------------- references
+// =============================================================================
+// Judges: each written apart from what it judges
+// =============================================================================
 
-// The double reference of the unrounded FP32 inputs, the judge of every row.
+// A failed check, in words; empty when it held.
+using Verdict = std::string;
 
-// common: cpu_reference
-// CPU reference GEMM in double, for checking GPU matmuls:
-//   C[i*N + j] = sum over k = 0, 1, ..., K-1 (in that order) of
-//                double(A[i*K + k]) * double(B[k*N + j])
-// with A (M x K), B (K x N) and C (M x N) row-major, summed in double from 0.
-// Needs <algorithm>, <cstring> and <vector>.
-//
-// Why it is bit-identical to the naive i-j-k loop: a float x float product has
-// at most 48 significant bits, so it is exact in double; fma(a, b, s) and
-// s + a*b then round the same exact value once, and every element still sums
-// its K products in ascending k from 0.0 in one double accumulator (blocking
-// over k only parks that accumulator in C between blocks, which is exact).
-// Vector lanes hold different elements, never parts of one sum.
-//
-// Why it is fast (2048^3 in about 0.45 s on one core, against about 48 s for
-// the naive loop, which reads B down a column: one cache miss per multiply-add,
-// and at power-of-two N those addresses collide in the same cache sets):
-// - loop interchange plus packing: per block of 256 k-steps, a 256 x 1024 slab
-//   of B is converted once into contiguous 8-column double panels (2 MiB, held
-//   in L2/L3), and 6 rows of A into one 6-row double panel (12 KiB, in L1);
-// - register blocking: a 6 x 8 tile of C lives in twelve 4-wide vector
-//   registers for the whole k block; each k-step loads 2 vectors of B and 6
-//   scalars of A for 48 multiply-adds, all unit stride;
-// - that tile is compiled for AVX2+FMA and picked at run time when the CPU has
-//   it; otherwise a 2-wide build of the same source runs (about 2.5x slower),
-//   or, on a compiler without GCC vector extensions, a scalar loop.
-namespace cpu_reference_detail {
-
-constexpr long long kMR = 6;    // rows of C per register tile
-constexpr long long kNR = 8;    // columns of C per register tile
-constexpr long long kKC = 256;  // k-steps per packed block (B panel 16 KiB: L1)
-constexpr long long kNC = 1024; // columns per packed B block (2 MiB: L2/L3)
-static_assert(kNR == 8 && kMR == 6, "the tile below is written out for 6 x 8");
-static_assert(kNC % kNR == 0, "a B block holds whole 8-column panels");
-
-// C tile (6 x 8, row stride ldc) += packed A panel (kc x 6) * packed B panel
-// (kc x 8), in ascending k; with first set the tile starts from 0.0 instead of
-// being loaded (the first k block).
-#if defined(__GNUC__)  // GCC and Clang, the host compilers nvcc uses on Linux
-// Vector extensions: operators act lane by lane, no intrinsics header needed.
-typedef double Vec2 __attribute__((vector_size(16)));  // any 64-bit host
-typedef double Vec4 __attribute__((vector_size(32)));  // AVX2 only
-
-// V holds kL doubles; a pass covers 2*kL columns of the tile with twelve named
-// accumulators (6 rows x 2 vectors), few enough to stay in registers: one pass
-// with Vec4 (16 ymm registers), two with Vec2 (16 xmm on baseline x86-64).
-// memcpy is the portable unaligned load and store.
-template <typename V>
-__attribute__((always_inline)) inline void tileBody(long long kc,
-                                                    const double* a,
-                                                    const double* b, double* c,
-                                                    long long ldc, bool first) {
-  constexpr long long kL = sizeof(V) / sizeof(double);
-  constexpr size_t kV = sizeof(V);
-  for (long long h = 0; h < kNR; h += 2 * kL, c += 2 * kL, b += 2 * kL) {
-    double* const r[kMR] = {c, c + ldc, c + 2 * ldc, c + 3 * ldc, c + 4 * ldc,
-                            c + 5 * ldc};  // this pass's part of each C row
-    V c0a = {}, c0b = {}, c1a = {}, c1b = {}, c2a = {}, c2b = {};
-    V c3a = {}, c3b = {}, c4a = {}, c4b = {}, c5a = {}, c5b = {};
-    if (!first) {
-      std::memcpy(&c0a, r[0], kV); std::memcpy(&c0b, r[0] + kL, kV);
-      std::memcpy(&c1a, r[1], kV); std::memcpy(&c1b, r[1] + kL, kV);
-      std::memcpy(&c2a, r[2], kV); std::memcpy(&c2b, r[2] + kL, kV);
-      std::memcpy(&c3a, r[3], kV); std::memcpy(&c3b, r[3] + kL, kV);
-      std::memcpy(&c4a, r[4], kV); std::memcpy(&c4b, r[4] + kL, kV);
-      std::memcpy(&c5a, r[5], kV); std::memcpy(&c5b, r[5] + kL, kV);
-    }
-    for (long long k = 0; k < kc; ++k) {
-      V b0, b1;  // B row k: this pass's columns
-      std::memcpy(&b0, b + kNR * k, kV);
-      std::memcpy(&b1, b + kNR * k + kL, kV);
-      const double* ak = a + kMR * k;  // A column k, rows 0-5 of the panel
-      // scalar * vector broadcasts; contracted to one FMA where the ISA has it
-      c0a += ak[0] * b0; c0b += ak[0] * b1;
-      c1a += ak[1] * b0; c1b += ak[1] * b1;
-      c2a += ak[2] * b0; c2b += ak[2] * b1;
-      c3a += ak[3] * b0; c3b += ak[3] * b1;
-      c4a += ak[4] * b0; c4b += ak[4] * b1;
-      c5a += ak[5] * b0; c5b += ak[5] * b1;
-    }
-    std::memcpy(r[0], &c0a, kV); std::memcpy(r[0] + kL, &c0b, kV);
-    std::memcpy(r[1], &c1a, kV); std::memcpy(r[1] + kL, &c1b, kV);
-    std::memcpy(r[2], &c2a, kV); std::memcpy(r[2] + kL, &c2b, kV);
-    std::memcpy(r[3], &c3a, kV); std::memcpy(r[3] + kL, &c3b, kV);
-    std::memcpy(r[4], &c4a, kV); std::memcpy(r[4] + kL, &c4b, kV);
-    std::memcpy(r[5], &c5a, kV); std::memcpy(r[5] + kL, &c5b, kV);
-  }
+// The rescale the exactness gate expects, written apart from int8Epilogue so
+// that a slip in one cannot hide in the other. v in 64 bits (exact); double(v)
+// is exact and float(double(v)) is the one rounding of an int -> float
+// conversion; a float x float product is exact in double, so float(x * y in
+// double) is that product rounded once, as __fmul_rn rounds it.
+inline float rescaleReference(std::int32_t acc, std::int32_t zeroPoint, std::int32_t colSum,
+                              float aScale, float bScale) {
+  const long long v = static_cast<long long>(acc) - static_cast<long long>(zeroPoint) * colSum;
+  const float vf = static_cast<float>(static_cast<double>(v));
+  const float once = static_cast<float>(static_cast<double>(vf) * static_cast<double>(aScale));
+  return static_cast<float>(static_cast<double>(once) * static_cast<double>(bScale));
 }
 
-inline void tileBaseline(long long kc, const double* a, const double* b,
-                         double* c, long long ldc, bool first) {
-  tileBody<Vec2>(kc, a, b, c, ldc, first);
-}
-#else  // other host compilers: the same tile, one double per accumulator
-inline void tileBaseline(long long kc, const double* a, const double* b,
-                         double* c, long long ldc, bool first) {
-  double acc[kMR][kNR];
-  for (long long r = 0; r < kMR; ++r)
-    for (long long j = 0; j < kNR; ++j)
-      acc[r][j] = first ? 0.0 : c[r * ldc + j];
-  for (long long k = 0; k < kc; ++k)
-    for (long long r = 0; r < kMR; ++r)
-      for (long long j = 0; j < kNR; ++j)
-        acc[r][j] += a[kMR * k + r] * b[kNR * k + j];
-  for (long long r = 0; r < kMR; ++r)
-    for (long long j = 0; j < kNR; ++j) c[r * ldc + j] = acc[r][j];
-}
-#endif
-
-// The AVX2+FMA build of the same tile, for x86-64 hosts that have it (nvcc's
-// device pass compiles no host code and is kept out).
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__CUDA_ARCH__)
-#define CPU_REFERENCE_HAVE_AVX2 1
-__attribute__((target("avx2,fma"))) inline void tileAvx2(
-    long long kc, const double* a, const double* b, double* c, long long ldc,
-    bool first) {
-  tileBody<Vec4>(kc, a, b, c, ldc, first);
-}
-#endif
-
-typedef void (*TileFn)(long long, const double*, const double*, double*,
-                       long long, bool);
-
-inline TileFn pickTile() {
-#ifdef CPU_REFERENCE_HAVE_AVX2
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return tileAvx2;
-#endif
-  return tileBaseline;
+inline bool sameBits(float x, float y) {
+  std::uint32_t bx, by;
+  std::memcpy(&bx, &x, sizeof bx);
+  std::memcpy(&by, &y, sizeof by);
+  return bx == by;
 }
 
-}  // namespace cpu_reference_detail
-
-inline void cpuReferenceGemm(const float* A, const float* B, double* C,
-                             long long M, long long N, long long K) {
-  using namespace cpu_reference_detail;
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0) {  // empty sums
-    std::fill(C, C + M * N, 0.0);
-    return;
-  }
-  const TileFn tile = pickTile();
-  std::vector<double> bPack(static_cast<size_t>(kKC * kNC));  // 2 MiB
-  std::vector<double> aPack(static_cast<size_t>(kKC * kMR));  // 12 KiB
-  double edge[kMR * kNR] = {};  // a C tile that overhangs M or N
-  for (long long pc = 0; pc < K; pc += kKC) {
-    const long long kc = std::min(kKC, K - pc);
-    const bool first = (pc == 0);
-    for (long long jc = 0; jc < N; jc += kNC) {
-      const long long nc = std::min(kNC, N - jc);
-      const long long nPanels = (nc + kNR - 1) / kNR;
-      // B rows [pc, pc+kc), cols [jc, jc+nc) -> 8-column panels, k-major,
-      // zero past column N.
-      for (long long p = 0; p < nPanels; ++p) {
-        double* dst = bPack.data() + p * kKC * kNR;
-        const long long j0 = jc + p * kNR, w = std::min(kNR, N - j0);
-        for (long long k = 0; k < kc; ++k) {
-          const float* src = B + (pc + k) * N + j0;
-          for (long long j = 0; j < w; ++j) dst[k * kNR + j] = src[j];
-          for (long long j = w; j < kNR; ++j) dst[k * kNR + j] = 0.0;
-        }
-      }
-      for (long long i0 = 0; i0 < M; i0 += kMR) {
-        const long long h = std::min(kMR, M - i0);
-        // A rows [i0, i0+6), cols [pc, pc+kc) -> one 6-row panel, k-major,
-        // zero past row M.
-        double* ap = aPack.data();
-        for (long long r = 0; r < kMR; ++r) {
-          if (r < h) {
-            const float* src = A + (i0 + r) * K + pc;
-            for (long long k = 0; k < kc; ++k) ap[k * kMR + r] = src[k];
-          } else {
-            for (long long k = 0; k < kc; ++k) ap[k * kMR + r] = 0.0;
+// The int8-epilogue exercise, judged by what it returns: over a grid of sums
+// (some past 2^24, where int -> float rounds), zero points, column sums and
+// scales, epilogue (int8Epilogue in the lesson) must equal rescaleReference
+// bit for bit. count gets the number of rescales compared.
+using EpilogueFn = float (*)(std::int32_t, std::int32_t, std::int32_t, float, float);
+inline Verdict auditEpilogue(EpilogueFn epilogue, int& count) {
+  const std::int32_t accs[] = {0, 1, -1, 4096, -777777, 16777217, -33554435, 66584575};
+  const std::int32_t zeroPoints[] = {0, -128, 127, 3};
+  const std::int32_t colSums[] = {0, 1, -7, 4321, -32512};
+  const float aScales[] = {1.0f / 127.0f, 3.9215689e-3f};
+  const float bScales[] = {6.2992126e-2f, 5.927e-4f, 1.0f / 3.0f, 1.0f};
+  count = 0;
+  for (std::int32_t acc : accs)
+    for (std::int32_t z : zeroPoints)
+      for (std::int32_t cs : colSums)
+        for (float as : aScales)
+          for (float bs : bScales) {
+            ++count;
+            const float got = epilogue(acc, z, cs, as, bs);
+            const float want = rescaleReference(acc, z, cs, as, bs);
+            if (sameBits(got, want)) continue;
+            char buf[256];
+            std::snprintf(buf, sizeof buf,
+                          "int8Epilogue(%d, %d, %d, %.7e, %.7e) = %.9e, want "
+                          "(float(acc - z*colSum) * aScale) * bScale = %.9e",
+                          acc, z, cs, static_cast<double>(as), static_cast<double>(bs),
+                          static_cast<double>(got), static_cast<double>(want));
+            return buf;
           }
-        }
-        for (long long p = 0; p < nPanels; ++p) {
-          const double* bp = bPack.data() + p * kKC * kNR;
-          const long long j0 = jc + p * kNR, w = std::min(kNR, N - j0);
-          double* c = C + i0 * N + j0;
-          if (h == kMR && w == kNR) {
-            tile(kc, ap, bp, c, N, first);
-          } else {  // overhang: run the full tile on a copy, keep the inside
-            for (long long r = 0; r < h; ++r)
-              for (long long j = 0; j < w; ++j)
-                edge[r * kNR + j] = c[r * N + j];
-            tile(kc, ap, bp, edge, kNR, first);
-            for (long long r = 0; r < h; ++r)
-              for (long long j = 0; j < w; ++j)
-                c[r * N + j] = edge[r * kNR + j];
-          }
-        }
-      }
+  return Verdict();
+}
+
+// The quantize-columns exercise, judged by its codes and scales alone, with
+// none of the quantizer's code: for every column c of B (K x N),
+// - scales[c] is colMax[c]/127 in float (1 for an all-zero column);
+// - every code q rebuilds a value q*scales[c] within half a step of B (plus
+//   the 2^-24 rounding of B/scale: 1e-5 of a step), and is in [-127, 127];
+// - the column's largest magnitude sits at code +127 or -127.
+// A quantizer that truncates, divides by another code maximum, or takes a
+// neighbour's scale breaks one of these.
+inline Verdict auditColumnCodes(const float* B, int K, int N, const float* colMax,
+                                const float* scales, const std::int8_t* codes) {
+  char buf[256];
+  for (int c = 0; c < N; ++c) {
+    const float want = colMax[c] > 0.0f ? colMax[c] / 127.0f : 1.0f;
+    if (!sameBits(scales[c], want)) {
+      std::snprintf(buf, sizeof buf, "column %d: scale %.7e, want colMax/127 = %.7e", c,
+                    static_cast<double>(scales[c]), static_cast<double>(want));
+      return buf;
     }
   }
+  std::vector<int> top(static_cast<size_t>(N), 0);  // row of each column's max |B|
+  for (int p = 0; p < K; ++p) {
+    for (int c = 0; c < N; ++c) {
+      const long long e = static_cast<long long>(p) * N + c;
+      const double s = scales[c], steps = (codes[e] * s - B[e]) / s;
+      if (std::fabs(steps) > 0.5 + 1e-5 || codes[e] < -kInt8Max) {
+        std::snprintf(buf, sizeof buf,
+                      "row %d, column %d: code %d rebuilds %.6e, %.3f steps from the "
+                      "value %.6e (at most 0.5)", p, c, codes[e], codes[e] * s, steps,
+                      static_cast<double>(B[e]));
+        return buf;
+      }
+      if (std::fabs(B[e]) > std::fabs(B[static_cast<long long>(top[c]) * N + c])) top[c] = p;
+    }
+  }
+  for (int c = 0; c < N; ++c) {
+    const std::int8_t q = codes[static_cast<long long>(top[c]) * N + c];
+    if (colMax[c] > 0.0f && q != kInt8Max && q != -kInt8Max) {
+      std::snprintf(buf, sizeof buf,
+                    "column %d: its largest magnitude (row %d) has code %d, want +-127", c,
+                    top[c], q);
+      return buf;
+    }
+  }
+  return Verdict();
 }
-// end common: cpu_reference
 
 // The host integer reference: the exactness gate's judge. The claim under
 // test is that the GPU's integer loop is exact, so each INT8 output must
-// equal, bit for bit, int8Epilogue(the exact integer sum over the same codes).
-// The host forms every sum exactly in int32 (the same overflow bound), runs
-// the same epilogue function, and compares the bits of every element, at zero
-// tolerance.
-//
-// What it costs, and why it is affordable: every element of every INT8 row of
-// every case is checked, 4 rows x (256^3 + 1024^3 + 2048^3) = 3.9e10
-// multiply-adds, about 1 s on one core (a 2.45 GHz Zen 3); no sampling is
-// needed. It is fast
-// for the same reasons as the double reference: B's codes are transposed once
-// per rung into int16 (qbT, N x K), so both operands run along k, unit stride;
-// a 2 x 4 tile of C keeps eight int32 sums while k streams two rows of A's
-// codes and four rows of qbT (the four held in L1, the slab of A in L2); and
-// compilers turn that reduction into pmaddwd (16 products of int16 pairs
-// summed into int32 lanes per instruction; AVX2 build picked at run time).
-// Every sum stays exact: an int32 lane holds at most K*128*127, the GPU's bound.
+// equal, bit for bit, rescaleReference(the exact integer sum over the same
+// codes). The host forms every sum exactly in int32 (the same overflow bound)
+// and compares the bits of every element, at zero tolerance: 4 rows x
+// (256^3 + 1024^3 + 2048^3) = 3.9e10 multiply-adds, about 1 s on one core,
+// so no sampling is needed. It is fast because B's codes are transposed once
+// per rung into int16 (qbT, N x K), so both operands run along k, unit
+// stride; a 2 x 4 tile of C keeps eight int32 sums while k streams; and
+// compilers turn that reduction into pmaddwd (an AVX2 build is picked at run
+// time). Every sum stays exact: an int32 lane holds at most K*128*127.
 namespace int8_reference_detail {
 
 constexpr int kRows = 2;  // rows of A per tile
@@ -774,17 +678,10 @@ struct ExactResult {
   float gpu = 0.0f, host = 0.0f;
 };
 
-inline bool sameBits(float x, float y) {
-  std::uint32_t bx, by;
-  std::memcpy(&bx, &x, sizeof bx);
-  std::memcpy(&by, &y, sizeof by);
-  return bx == by;
-}
-
 // Rows [r0, r0 + rows) of one INT8 output: got holds them (row stride N), qa
 // is A's codes (M x K), qbT B's codes transposed (see transposeCodes), s the
-// scales on the host. Every element's exact sum goes through int8Epilogue and
-// must match got's bits; a NaN or an infinity never does.
+// scales on the host. Every element's exact sum goes through rescaleReference
+// and must match got's bits; a NaN or an infinity never does.
 inline void exactCheckRows(const std::int8_t* qa, const std::int16_t* qbT, int r0, int rows,
                            int N, int K, const Int8Scales& s, const float* got,
                            ExactResult& r) {
@@ -803,7 +700,7 @@ inline void exactCheckRows(const std::int8_t* qa, const std::int16_t* qbT, int r
           const std::int32_t z = s.colSums ? s.zeroPoint : 0;
           const std::int32_t colSum = s.colSums ? s.colSums[j] : 0;
           const float bScale = s.bScales ? s.bScales[j] : s.bScale;
-          const float want = int8Epilogue(sums[rr * kCols + cc], z, colSum, s.aScale, bScale);
+          const float want = rescaleReference(sums[rr * kCols + cc], z, colSum, s.aScale, bScale);
           const float have = got[static_cast<long long>(i + rr) * N + j];
           ++r.checked;
           if (!sameBits(have, want) || !std::isfinite(have)) {
@@ -820,8 +717,6 @@ inline void exactCheckRows(const std::int8_t* qa, const std::int16_t* qbT, int r
     }
   }
 }
-
-// ---------------------------------------------------------------- gates
 
 // Day 71's FP32 rule: rtol = max(1e-5, 4 * 2^-23 * sqrt(K)) and
 // atol = rtol * max|ref|; element e passes when |err| <= atol + rtol*|ref|.
@@ -843,10 +738,11 @@ inline Tolerance fp32Tolerance(long long K, double refMax) {
 // Nothing makes the K errors of one dot product independent, so they may add
 // up linearly: K * amax * colMax_c / 127, times 4 for the dropped second-order
 // term and for any order of the sum. The integer loop adds nothing (the
-// exactness gate checks that), and the epilogue's float rounding is 2^-24 of
-// the output, far inside the slack. One bound per column: the column gains
-// differ by 64x by construction, and one matrix-wide bound would be 64 times
-// too lax on the quietest columns.
+// exactness gate checks that), and the epilogue rounds at most three times
+// (int to float, then each scale), each within 2^-24 of its result: together
+// under 2^-22 of the output, far inside the slack. One bound per column: the
+// column maxima differ by up to 106x (each case's header prints them), and
+// one matrix-wide bound would be that much too lax on the quietest columns.
 // The sqrtK diagnostic is the same bound with sqrt(K) for K: what the errors
 // would add up to if they were independent (a random walk). It is reported,
 // never gated: a correctness gate may not assume independence.
@@ -907,7 +803,6 @@ inline void accumulateErrors(RowCheck& rc, const float* got, const double* ref, 
       const double colFrac = gateFraction(err, b.col[j]);
       const double sqrtFrac = gateFraction(err, b.colSqrt[j]);
       const double relBound = b.f32.atol + b.f32.rtol * std::fabs(ref[index]);
-      const double relFrac = gateFraction(err, relBound);
       if (colFrac > rc.colFrac) {
         rc.colFrac = colFrac;
         rc.colFracIndex = index;
@@ -916,7 +811,7 @@ inline void accumulateErrors(RowCheck& rc, const float* got, const double* ref, 
         rc.sqrtFrac = sqrtFrac;
         rc.sqrtFracIndex = index;
       }
-      rc.relFrac = std::max(rc.relFrac, relFrac);
+      rc.relFrac = std::max(rc.relFrac, gateFraction(err, relBound));
       if (!(err <= b.col[j]) && rc.colFailIndex < 0) {
         rc.colFailIndex = index;
         rc.colFailErr = err;
@@ -931,32 +826,13 @@ inline void accumulateErrors(RowCheck& rc, const float* got, const double* ref, 
   }
 }
 
-// ---------------------------------------------------------------- reports
-
-// snippet: capability-report
-// What this card's tensor cores could do with this lesson's formats, keyed on
-// 10*major + minor: the lowest compute capability that has each. The program
-// measures none of it; these lines only separate what the card has from what
-// the program runs.
-struct CapabilityFloor {
-  const char* label;
-  int floor;
-};
-constexpr CapabilityFloor kCapabilityFloors[] = {
-    {"INT8 tensor cores (mma .s8)", 75},
-    {"2:4 sparse tensor cores (cuSPARSELt)", 80},
-    {"FP8 e4m3/e5m2 tensor cores", 89},
-};
-
-inline void printCapabilityReport(int major, int minor) {
-  std::printf("what this card could run (compute capability %d.%d):\n", major, minor);
-  for (const CapabilityFloor& f : kCapabilityFloors)
-    std::printf("  %-38s%s\n", f.label,
-                10 * major + minor >= f.floor ? "yes" : "no on this card");
-  std::printf("  this program uses none of them: its INT8 loop is integer multiply-adds\n"
-              "  (dp4a) on CUDA cores, and its FP8 and 2:4 figures are host arithmetic\n");
-}
-// end snippet
+// =============================================================================
+// Censuses: the rounding of the inputs alone, before any matmul
+// =============================================================================
+// A census stores a tensor in a format and reads it back, on the host, in
+// double: the error of every element, as a fraction of the tensor's largest
+// magnitude. It prices storage alone. A matmul output sums K such errors, each
+// times the other operand, which is why the tables' errors are K-sized.
 
 // One format's round trip over a tensor: the largest and the RMS error, as
 // fractions of the tensor's largest magnitude.
@@ -1007,12 +883,6 @@ inline ActivationCensus activationCensus(const float* A, long long count) {
 }
 // end snippet
 
-struct StorageCensus {
-  long long count = 0;
-  double maxAbs = 0.0;
-  RoundTrip int8Tensor, int8Column, fp8Tensor, fp8Block;
-};
-
 // FP8 e4m3 through cuda_fp8.h's own float -> e4m3 conversion: round to nearest
 // even, saturating to +-448 (__NV_SATFINITE); then back to float, exactly.
 inline float fp8E4m3RoundTrip(float x) {
@@ -1021,10 +891,51 @@ inline float fp8E4m3RoundTrip(float x) {
   return static_cast<float>(q);
 }
 
-// B (K x N) stored four ways: INT8 with one scale (bmax/127) or one per column
-// (colMax/127); FP8 e4m3 with one scale (bmax/448) or, MX-style, one per block
-// of 32 consecutive k in a column (blockMax/448, or 1). The block scales are
-// emulated here in software; no MX hardware path is involved.
+// FP4 e2m1, NVFP4's element: magnitudes 0, 0.5, 1, 1.5, 2, 3, 4, 6 (codes
+// 0..7). Round to nearest, ties to the even code, saturating at 6. Written out
+// here rather than taken from cuda_fp4.h, which older toolkits lack.
+inline float fp4E2m1RoundTrip(float x) {
+  constexpr float kMagnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+  const float m = std::fabs(x);
+  int best = 0;
+  for (int code = 1; code < 8; ++code) {
+    const float d = std::fabs(m - kMagnitudes[code]), bestD = std::fabs(m - kMagnitudes[best]);
+    if (d < bestD || (d == bestD && code % 2 == 0)) best = code;
+  }
+  return std::copysign(kMagnitudes[best], x);
+}
+
+// An E8M0 scale, as OCP MX v1.0 sets it for a block: 2^(floor(log2 blockMax)
+// - emax), emax = 8 for e4m3. A power of two, so applying it is exact; but it
+// puts blockMax at 256..511 of the element's range, and e4m3 ends at 448, so a
+// block whose largest mantissa is above 1.75 saturates it. The variant rounded
+// up, 2^ceil(log2(blockMax/448)), never saturates and pays up to one bit of
+// resolution instead.
+inline float e8m0ScaleOcp(float blockMax) {
+  if (!(blockMax > 0.0f)) return 1.0f;
+  int exponent = 0;
+  std::frexp(blockMax, &exponent);  // blockMax = f * 2^exponent, f in [0.5, 1)
+  return std::ldexp(1.0f, exponent - 1 - kFp8E4m3Emax);
+}
+inline float e8m0ScaleRoundedUp(float blockMax) {
+  if (!(blockMax > 0.0f)) return 1.0f;
+  float scale = e8m0ScaleOcp(blockMax);
+  while (blockMax > kFp8E4m3Max * scale) scale *= 2.0f;  // at most once
+  return scale;
+}
+
+struct StorageCensus {
+  long long count = 0;
+  double maxAbs = 0.0;
+  RoundTrip int8Tensor, int8Column, fp8Tensor, fp8BlockF32, mxfp8Ocp, mxfp8Up, nvfp4;
+};
+
+// B (K x N) stored seven ways. INT8 with one scale (bmax/127) or one per
+// column (colMax/127). FP8 e4m3 with one scale (bmax/448); with an FP32 scale
+// per block of 32 k in a column (blockMax/448: a contrast, not a real format);
+// as MXFP8, the same blocks with an E8M0 scale (the OCP rule, then rounded
+// up). NVFP4: e2m1 per 16 k, each block's scale blockMax/6 stored as e4m3
+// after dividing by one FP32 scale for the tensor, bmax/(448*6).
 inline StorageCensus storageCensus(const float* B, int K, int N, const float* colMax) {
   StorageCensus c;
   c.count = static_cast<long long>(K) * N;
@@ -1034,6 +945,7 @@ inline StorageCensus storageCensus(const float* B, int K, int N, const float* co
   const double ref = bmax > 0.0f ? bmax : 1.0;
   const float int8Scale = symmetricScale(bmax);
   const float fp8Scale = bmax > 0.0f ? bmax / kFp8E4m3Max : 1.0f;
+  const float tensorScale = bmax > 0.0f ? bmax / (kFp8E4m3Max * kFp4E2m1Max) : 1.0f;
   for (int p = 0; p < K; ++p) {
     for (int j = 0; j < N; ++j) {
       const float x = B[static_cast<long long>(p) * N + j];
@@ -1044,16 +956,31 @@ inline StorageCensus storageCensus(const float* B, int K, int N, const float* co
     }
   }
   // Blocks run down the columns; elements are added column by column.
+  auto blockMaxOf = [&](int j, int p0, int p1) {
+    float m = 0.0f;
+    for (int p = p0; p < p1; ++p) m = std::max(m, std::fabs(B[static_cast<long long>(p) * N + j]));
+    return m;
+  };
   for (int j = 0; j < N; ++j) {
     for (int p0 = 0; p0 < K; p0 += kMxBlock) {
       const int p1 = std::min(K, p0 + kMxBlock);
-      float blockMax = 0.0f;
-      for (int p = p0; p < p1; ++p)
-        blockMax = std::max(blockMax, std::fabs(B[static_cast<long long>(p) * N + j]));
-      const float scale = blockMax > 0.0f ? blockMax / kFp8E4m3Max : 1.0f;
+      const float blockMax = blockMaxOf(j, p0, p1);
+      const float f32 = blockMax > 0.0f ? blockMax / kFp8E4m3Max : 1.0f;
+      const float ocp = e8m0ScaleOcp(blockMax), up = e8m0ScaleRoundedUp(blockMax);
       for (int p = p0; p < p1; ++p) {
         const float x = B[static_cast<long long>(p) * N + j];
-        c.fp8Block.add(static_cast<double>(fp8E4m3RoundTrip(x / scale)) * scale, x, ref);
+        c.fp8BlockF32.add(static_cast<double>(fp8E4m3RoundTrip(x / f32)) * f32, x, ref);
+        c.mxfp8Ocp.add(static_cast<double>(fp8E4m3RoundTrip(x / ocp)) * ocp, x, ref);
+        c.mxfp8Up.add(static_cast<double>(fp8E4m3RoundTrip(x / up)) * up, x, ref);
+      }
+    }
+    for (int p0 = 0; p0 < K; p0 += kNvfp4Block) {
+      const int p1 = std::min(K, p0 + kNvfp4Block);
+      const float stored = fp8E4m3RoundTrip(blockMaxOf(j, p0, p1) / kFp4E2m1Max / tensorScale);
+      const float scale = stored > 0.0f ? stored * tensorScale : 1.0f;
+      for (int p = p0; p < p1; ++p) {
+        const float x = B[static_cast<long long>(p) * N + j];
+        c.nvfp4.add(static_cast<double>(fp4E2m1RoundTrip(x / scale)) * scale, x, ref);
       }
     }
   }
@@ -1061,7 +988,7 @@ inline StorageCensus storageCensus(const float* B, int K, int N, const float* co
 }
 
 // A printed census line with its label: the host test finds the line with the
-// same label in the recorded transcript and compares the whole line.
+// same label in a recorded transcript and compares the whole line.
 struct CensusLine {
   std::string label;
   std::string text;
@@ -1069,7 +996,7 @@ struct CensusLine {
 
 inline CensusLine censusRow(const char* label, const RoundTrip& r) {
   char buf[160];
-  std::snprintf(buf, sizeof buf, "  %-44s %10.3e %10.3e", label, r.maxErr, r.rms());
+  std::snprintf(buf, sizeof buf, "  %-52s %10.3e %10.3e", label, r.maxErr, r.rms());
   return CensusLine{std::string("  ") + label, buf};
 }
 
@@ -1087,7 +1014,7 @@ inline std::vector<CensusLine> activationCensusLines(const ActivationCensus& c, 
                 "activation census: the %dx%d A, %lld values; errors as fractions of "
                 "max|A| = %.4f", n, n, c.count, c.maxAbs);
   lines.push_back({"activation census:", buf});
-  std::snprintf(buf, sizeof buf, "  %-44s %10s %10s", "format", "max err", "rms err");
+  std::snprintf(buf, sizeof buf, "  %-52s %10s %10s", "format", "max err", "rms err");
   lines.push_back({"  format", buf});
   lines.push_back(censusRow("INT8 symmetric (max|A|/127)", c.symmetric));
   std::snprintf(buf, sizeof buf, "INT8 asymmetric (span/255, zero point %d)", c.zeroPoint);
@@ -1107,12 +1034,15 @@ inline std::vector<CensusLine> storageCensusLines(const StorageCensus& c, int k,
                 "storage census: the %dx%d B, %lld values; errors as fractions of "
                 "max|B| = %.4f", k, n, c.count, c.maxAbs);
   lines.push_back({"storage census:", buf});
-  std::snprintf(buf, sizeof buf, "  %-44s %10s %10s", "format", "max err", "rms err");
+  std::snprintf(buf, sizeof buf, "  %-52s %10s %10s", "format (scale)", "max err", "rms err");
   lines.push_back({"  format", buf});
   lines.push_back(censusRow("INT8, one scale (max|B|/127)", c.int8Tensor));
   lines.push_back(censusRow("INT8, per column (colMax/127)", c.int8Column));
   lines.push_back(censusRow("FP8 e4m3, one scale (max|B|/448)", c.fp8Tensor));
-  lines.push_back(censusRow("FP8 e4m3, per block of 32 k (blockMax/448)", c.fp8Block));
+  lines.push_back(censusRow("FP8 e4m3, per 32 k, FP32 scale (blockMax/448)", c.fp8BlockF32));
+  lines.push_back(censusRow("MXFP8 e4m3, per 32 k, E8M0 scale (OCP rule)", c.mxfp8Ocp));
+  lines.push_back(censusRow("MXFP8 e4m3, per 32 k, E8M0 scale rounded up", c.mxfp8Up));
+  lines.push_back(censusRow("NVFP4 e2m1, per 16 k, e4m3 scale x FP32 scale", c.nvfp4));
   return lines;
 }
 
@@ -1120,100 +1050,78 @@ inline void printCensusLines(const std::vector<CensusLine>& lines) {
   for (const CensusLine& l : lines) std::printf("%s\n", l.text.c_str());
 }
 
-// How much of a case's working set the device's L2 holds. On a T4 (4 MiB)
-// the ladder straddles it; on an H200 every case fits, so every timing here
-// is a warm-L2 timing, and narrower loads cannot save any DRAM traffic.
-inline void printFootprint(int n, double l2Bytes) {
-  const double e = static_cast<double>(n) * n;
-  const double f32Bytes = e * (4 + 4 + 4);  // A, B, C as float
-  const double i8Bytes = e * (1 + 1 + 4);   // A, B as int8 codes, C as float
-  const double mib = 1024.0 * 1024.0;
-  const char* verdict = f32Bytes <= l2Bytes  ? "both fit in"
-                        : i8Bytes <= l2Bytes ? "only the INT8 footprint fits in"
-                                             : "neither fits in";
-  std::printf("  footprint %.2f MiB (fp32), %.2f MiB (int8): %s this card's %.1f MiB L2\n",
-              f32Bytes / mib, i8Bytes / mib, verdict, l2Bytes / mib);
-}
+// =============================================================================
+// The experiment
+// =============================================================================
 
-// ---------------------------------------------------------------- timing
-
-// common: timer
-// Kernel timer. Method, and why:
-// - Warm-ups launch the kernel being timed (not some other kernel): lazy module
-//   loading charges each kernel on its own first launch, and the clocks ramp up.
-// - Each sample is one launch bracketed by two CUDA events on the default
-//   stream. The launches are queued back to back with no host wait between
-//   them, so the events read the GPU's own clock and host launch latency is
-//   hidden behind the previous launch (except for the first sample).
-// - The median of the samples is reported because it ignores the odd sample
-//   hit by a clock change or a preemption; min and max give the spread, and a
-//   difference between two kernels smaller than that spread is noise.
-// - The inputs stay in L2 when they fit: the figures are warm-cache figures.
-struct TimingStats {
-  double median_ms;  // middle sample (mean of the two middle ones if even)
-  double min_ms;
-  double max_ms;
-  double mean_ms;    // pulled up by slow outliers; the median is the headline
-  int samples;
+// snippet: capability-report
+// What this card's tensor cores could do with this lesson's formats, keyed on
+// 10*major + minor: the lowest compute capability that has each. A device
+// fact, so one [device] line. The program measures none of it.
+struct CapabilityFloor {
+  const char* label;
+  int floor;
+};
+constexpr CapabilityFloor kCapabilityFloors[] = {
+    {"INT8", 75},
+    {"2:4 sparse", 80},
+    {"FP8 e4m3/e5m2", 89},
+    {"MXFP8/NVFP4 block-scaled", 100},
 };
 
-inline double medianOfSorted(const std::vector<double>& v) {
-  const size_t n = v.size();
-  return (n % 2 == 1) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+inline void printCapabilityReport(int major, int minor) {
+  std::printf("[device] tensor cores of compute capability %d.%d:", major, minor);
+  const char* separator = " ";
+  for (const CapabilityFloor& f : kCapabilityFloors) {
+    std::printf("%s%s %s", separator, f.label, 10 * major + minor >= f.floor ? "yes" : "no");
+    separator = ", ";
+  }
+  std::printf("\nthis program uses none of them: its INT8 loop is integer multiply-adds\n"
+              "(dp4a) on CUDA cores; its FP8, MX, NVFP4 and 2:4 figures are host arithmetic\n");
+}
+// end snippet
+
+// Whether the L2 holds each case's fp32 working set (A, B, C): on a T4 (4 MiB)
+// the ladder straddles it; on an H200 (60 MiB) every case fits, so every
+// timing is a warm-L2 timing and narrower loads save no DRAM traffic.
+inline void printL2Fit(double l2Bytes) {
+  int fits = 0;
+  for (int i = 0; i < kNumCases; ++i)
+    if (12.0 * kCases[i] * kCases[i] <= l2Bytes) ++fits;
+  std::printf("[device] %.1f MiB L2 holds the fp32 A, B and C of %d of the %d cases\n",
+              l2Bytes / (1024.0 * 1024.0), fits, kNumCases);
 }
 
-template <typename Launch>
-TimingStats timeKernel(Launch launch, int warmups, int samples) {
-  if (samples < 1) {  // callers validate; this only keeps the median defined
-    std::fprintf(stderr, "timeKernel: samples must be at least 1\n");
-    std::exit(EXIT_FAILURE);
-  }
-  for (int i = 0; i < warmups; ++i) {
-    launch();
-    CUDA_CHECK_LAUNCH();
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<cudaEvent_t> marks(static_cast<size_t>(samples) + 1);
-  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventCreate(&e));
-  CUDA_CHECK(cudaEventRecord(marks[0]));
-  for (int i = 0; i < samples; ++i) {
-    launch();
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaEventRecord(marks[static_cast<size_t>(i) + 1]));
-  }
-  CUDA_CHECK(cudaEventSynchronize(marks[static_cast<size_t>(samples)]));
-  std::vector<double> ms(static_cast<size_t>(samples));
-  for (int i = 0; i < samples; ++i) {
-    float t = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&t, marks[static_cast<size_t>(i)],
-                                    marks[static_cast<size_t>(i) + 1]));
-    ms[static_cast<size_t>(i)] = t;
-  }
-  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventDestroy(e));
-  std::sort(ms.begin(), ms.end());
-  double total = 0.0;
-  for (double t : ms) total += t;
-  return TimingStats{medianOfSorted(ms), ms.front(), ms.back(), total / samples, samples};
-}
-// end common: timer
-
-// No cuBLAS row: Compiler Explorer links no libraries, and a lesson must paste
-// there unchanged. main prints, as a recorded fact and not a measurement, what
-// cuBLAS reached on an H200 at n = 2048: INT8 on tensor cores about 374
-// tera-ops per second, FP32 about 46 tera-FLOPs per second.
-
-// ---------------------------------------------------------------- main
-
-// Whether the exercises are written (a starter's stubs answer NaN).
-inline bool epilogueWritten() {
-  return !std::isnan(int8Epilogue(2, 0, 0, 0.5f, 0.5f));
-}
-inline bool quantizeColumnsWritten() {
-  const float b = 1.0f, colMax = 1.0f;
-  float scale = std::nanf("");
-  std::int8_t code = 0;
-  quantizeColumns(&b, 1, 1, &colMax, &scale, &code);
-  return std::isfinite(scale);
+// The exercises, judged by what they compute before any GPU row runs:
+// quantizeColumns on the 256 case's B, int8Epilogue on a grid of sums and
+// scales. Each prints one line; a failure also prints a GATE line and what is
+// left to do, and the program ends with status 1.
+inline bool exercisesHold() {
+  const int n = kCases[0];
+  std::vector<float> a(static_cast<size_t>(n) * n), b(a.size()), colMax(n), scales(n);
+  std::vector<std::int8_t> codes(a.size());
+  makeInputs(n, a.data(), b.data());
+  columnMaxAbs(b.data(), n, n, colMax.data());
+  quantizeColumns(b.data(), n, n, colMax.data(), scales.data(), codes.data());
+  const Verdict columns = auditColumnCodes(b.data(), n, n, colMax.data(), scales.data(),
+                                           codes.data());
+  int rescales = 0;
+  const Verdict epilogue = auditEpilogue(int8Epilogue, rescales);
+  std::printf("\nexercises, judged by what they compute:\n"
+              "  quantize-columns on the %dx%d B: every code within half a step of its\n"
+              "  value, each column's largest at +-127, scales colMax/127: %s\n"
+              "  int8-epilogue: %d rescales (zero points, column sums, scales) equal an\n"
+              "  independent rescale bit for bit: %s\n",
+              n, n, columns.empty() ? "held" : "NOT YET", rescales,
+              epilogue.empty() ? "held" : "NOT YET");
+  if (!columns.empty())
+    std::fprintf(stderr, "GATE: exercise quantize-columns: %s\n", columns.c_str());
+  if (!epilogue.empty())
+    std::fprintf(stderr, "GATE: exercise int8-epilogue: %s\n", epilogue.c_str());
+  if (columns.empty() && epilogue.empty()) return true;
+  std::printf("left to write: see the TODO in each exercise region marked NOT YET;\n"
+              "stderr names the first thing each one got wrong\n");
+  return false;
 }
 
 // Everything a case's rows share: its size, its scales on the host and the
@@ -1242,16 +1150,9 @@ struct HostBuffers {
 
 // One row's result, as printed.
 struct RowResult {
-  bool run = false;
   RowCheck check;
   TimingStats time{};
   bool timed = false;
-};
-
-// The first failed gate: one stderr line, printed once the buffers are freed.
-struct Failure {
-  bool failed = false;
-  std::string line;
 };
 
 inline std::string formatFailure(const char* kernel, const char* what, int n, long long index,
@@ -1261,6 +1162,125 @@ inline std::string formatFailure(const char* kernel, const char* what, int n, lo
                 "GATE: %s %s in case %dx%dx%d at index %lld (row %lld, col %lld): %s",
                 kernel, what, n, n, n, index, index / n, index % n, magnitude.c_str());
   return buf;
+}
+
+// Inputs, their scales and the bounds that depend only on them; the
+// quantize-columns exercise audited again on this case's B (a gate); upload.
+inline Verdict prepareCase(CaseData& cd, HostBuffers& h, const DeviceBuffers& d) {
+  const int n = cd.n;
+  const long long count = static_cast<long long>(n) * n;
+  makeInputs(n, h.a.data(), h.b.data());
+  cd.colMax.resize(n);
+  cd.bScales.resize(n);
+  cd.colSums.resize(n);
+  columnMaxAbs(h.b.data(), n, n, cd.colMax.data());
+  for (long long e = 0; e < count; ++e) cd.amax = std::max(cd.amax, std::fabs(h.a[e]));
+  for (int c = 0; c < n; ++c) cd.bmax = std::max(cd.bmax, cd.colMax[c]);
+  cd.aScale = symmetricScale(cd.amax);
+  cd.aAsym = asymmetricParams(h.a.data(), count);
+  cd.bScale = symmetricScale(cd.bmax);
+  quantizeColumns(h.b.data(), n, n, cd.colMax.data(), cd.bScales.data(), h.qb.data());
+  const Verdict audit = auditColumnCodes(h.b.data(), n, n, cd.colMax.data(),
+                                         cd.bScales.data(), h.qb.data());
+  if (!audit.empty()) return "GATE: exercise quantize-columns in case " + std::to_string(n) +
+                             ": " + audit;
+  columnCodeSums(h.qb.data(), n, n, cd.colSums.data());
+  cd.bounds.col.resize(n);
+  cd.bounds.colSqrt.resize(n);
+  for (int c = 0; c < n; ++c) {
+    cd.bounds.col[c] = columnBound(n, cd.amax, cd.colMax[c]);
+    cd.bounds.colSqrt[c] = columnBoundSqrtK(n, cd.amax, cd.colMax[c]);
+  }
+  const size_t floatBytes = static_cast<size_t>(count) * sizeof(float);
+  CUDA_CHECK(cudaMemcpy(d.a, h.a.data(), floatBytes, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d.b, h.b.data(), floatBytes, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d.bScales, cd.bScales.data(), n * sizeof(float),
+                        cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d.colSums, cd.colSums.data(), n * sizeof(std::int32_t),
+                        cudaMemcpyHostToDevice));
+  return Verdict();
+}
+
+// The censuses, once, on the largest case's inputs (between the last two
+// tables), and the zero point's gate on the activation census.
+inline Verdict runCensuses(const CaseData& cd, const HostBuffers& h) {
+  const int n = cd.n;
+  const ActivationCensus ac = activationCensus(h.a.data(), static_cast<long long>(n) * n);
+  printCensusLines(activationCensusLines(ac, n));
+  printCensusLines(storageCensusLines(storageCensus(h.b.data(), n, n, cd.colMax.data()), n, n));
+  std::printf("\n");
+  if (zeroPointGateHolds(ac)) return Verdict();
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "GATE: activation census (the %dx%d A): symmetric rms %.3e is only %.3f "
+                "times the asymmetric rms %.3e; the zero point must show at least %.1f "
+                "times", n, n, ac.symmetric.rms(), zeroPointRmsRatio(ac), ac.asymmetric.rms(),
+                kZeroPointRmsGate);
+  return buf;
+}
+
+// The judge of every row is the double product of the unrounded FP32 inputs,
+// never of the dequantized ones (q*s): a reference built from those would
+// contain the very rounding this lesson measures, and the comparison would
+// see only the epilogue's few roundings; a scale 106 times too coarse would
+// look exact. The integer reference over the same codes answers the other
+// question: did the GPU add those codes exactly?
+inline void computeReference(CaseData& cd, HostBuffers& h) {
+  const int n = cd.n;
+  referenceGemm(h.a.data(), h.b.data(), h.ref.data(), n, n, n);
+  for (long long e = 0; e < static_cast<long long>(n) * n; ++e)
+    cd.refMax = std::max(cd.refMax, std::fabs(h.ref[e]));
+  cd.bounds.f32 = fp32Tolerance(n, cd.refMax);
+}
+
+inline void printCaseHeader(const CaseData& cd) {
+  const int n = cd.n;
+  std::printf("case %dx%dx%d: max |reference| %.4f\n", n, n, n, cd.refMax);
+  std::printf("  A codes: symmetric scale %.3e; asymmetric scale %.3e, zero point %d\n",
+              static_cast<double>(cd.aScale), static_cast<double>(cd.aAsym.scale),
+              cd.aAsym.zeroPoint);
+  int lo = 0, hi = 0;  // the true extremes of the per-column scales
+  for (int c = 0; c < n; ++c) {
+    if (cd.bScales[c] < cd.bScales[lo]) lo = c;
+    if (cd.bScales[c] > cd.bScales[hi]) hi = c;
+  }
+  std::printf("  B codes: one scale %.3e; per-column scales from %.3e (column %d)\n"
+              "           to %.3e (column %d), %.2f times apart\n",
+              static_cast<double>(cd.bScale), static_cast<double>(cd.bScales[lo]), lo,
+              static_cast<double>(cd.bScales[hi]), hi,
+              static_cast<double>(cd.bScales[hi]) / cd.bScales[lo]);
+  std::printf("  FP32 gate: rtol %.3e, atol %.3e\n", cd.bounds.f32.rtol, cd.bounds.f32.atol);
+  std::printf("  %-18s %9s  %9s  %9s %10s %5s %10s %6s\n", "kernel", "max err", "rms err",
+              "gate frac", "sqrtK frac", "exact", "time", "vs f32");
+}
+
+// This row's rung: quantize (or prune) on the host, upload, transpose for the
+// integer reference. The rows run in table order: the zero-point rung keeps
+// rung 2's B codes (still in h.qb and h.qbT), and the pruned row prunes them.
+inline Int8Scales prepareRung(Row row, const CaseData& cd, HostBuffers& h,
+                              const DeviceBuffers& d) {
+  const int n = cd.n;
+  const long long count = static_cast<long long>(n) * n;
+  Int8Scales s{cd.aScale, 0, nullptr, cd.bScale, nullptr};
+  if (row == kRowZeroPoint) {
+    quantizeAsymmetric(h.a.data(), count, cd.aAsym, h.qa.data());
+    s = Int8Scales{cd.aAsym.scale, cd.aAsym.zeroPoint, cd.colSums.data(), 0.0f,
+                   cd.bScales.data()};
+  } else {
+    quantizeSymmetric(h.a.data(), count, cd.aScale, h.qa.data());
+  }
+  if (row == kRowOneScale) {
+    quantizeSymmetric(h.b.data(), count, cd.bScale, h.qb.data());
+  } else if (row == kRowPerColumn || row == kRowPruned) {
+    std::vector<float> scales(n);
+    quantizeColumns(h.b.data(), n, n, cd.colMax.data(), scales.data(), h.qb.data());
+    if (row == kRowPruned) pruneTwoOfFour(h.b.data(), n, n, h.qb.data());
+    s.bScales = cd.bScales.data();
+  }
+  CUDA_CHECK(cudaMemcpy(d.qa, h.qa.data(), count, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(d.qb, h.qb.data(), count, cudaMemcpyHostToDevice));
+  if (row != kRowZeroPoint) transposeCodes(h.qb.data(), n, n, h.qbT.data());
+  return s;
 }
 
 // Downloads one row's output slab by slab; checks every element against the
@@ -1289,7 +1309,7 @@ inline RowCheck checkOutput(const float* dOut, const CaseData& cd, HostBuffers& 
 // rule; per-column and per-col + zp on the column bound. The one-scale row is
 // the bad example and the pruned row is an accuracy demo: neither has an
 // accuracy gate.
-inline std::string rowGateFailure(Row row, const RowCheck& rc, int n) {
+inline Verdict rowGateFailure(Row row, const RowCheck& rc, int n) {
   char mag[256];
   const char* name = kRowNames[row];
   if (rc.nonFinite > 0) {
@@ -1316,190 +1336,105 @@ inline std::string rowGateFailure(Row row, const RowCheck& rc, int n) {
                   rc.colFailErr, rc.colFailBound, rc.colFailErr / rc.colFailBound);
     return formatFailure(name, "failed the INT8 column gate", n, rc.colFailIndex, mag);
   }
-  return std::string();
+  return Verdict();
 }
 
-inline std::string sci3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3e", v);
-  return buf;
-}
-inline std::string fixed3(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", v);
-  return buf;
-}
-
-inline void printTableLine(const std::string& kernel, const std::string& maxErr,
-                           const std::string& rms, const std::string& gate,
-                           const std::string& sqrtK, const std::string& exact,
-                           const std::string& time, const std::string& speed) {
-  std::printf("  %-18s %9s  %9s  %9s %10s %5s %10s %6s\n", kernel.c_str(), maxErr.c_str(),
-              rms.c_str(), gate.c_str(), sqrtK.c_str(), exact.c_str(), time.c_str(),
-              speed.c_str());
-}
-
-// A table row. fp32 tiled shows the fraction of its own FP32 gate (marked *),
-// not of the INT8 bound that does not apply to it; the pruned row has no
-// bound (pruning is not rounding) and no time.
+// A table row (the page explains the columns). fp32 tiled shows the fraction
+// of its own FP32 gate (marked *), not of the INT8 bound that does not apply
+// to it; the pruned row has no bound (pruning is not rounding) and no time.
 inline void printRow(Row row, const RowResult& r, const RowResult& f32) {
-  if (!r.run) {
-    std::printf("  %-18s not run: an exercise it needs is still to be written\n",
-                kRowNames[row]);
-    return;
-  }
   const RowCheck& c = r.check;
   const bool isF32 = row == kRowF32, pruned = row == kRowPruned;
-  char time[32] = "not timed", speed[32] = "n/a";
+  char maxErr[32], rms[32], gate[32] = "n/a", sqrtK[32] = "n/a", time[32] = "not timed",
+      speed[32] = "n/a";
+  std::snprintf(maxErr, sizeof maxErr, "%.3e", c.maxErr);
+  std::snprintf(rms, sizeof rms, "%.3e", c.rms());
+  if (!pruned) std::snprintf(gate, sizeof gate, "%.3f%s", isF32 ? c.relFrac : c.colFrac,
+                             isF32 ? "*" : "");
+  if (!pruned && !isF32) std::snprintf(sqrtK, sizeof sqrtK, "%.3f", c.sqrtFrac);
   if (r.timed) {
     std::snprintf(time, sizeof time, "%.4f ms", r.time.median_ms);
     std::snprintf(speed, sizeof speed, "%.2fx", f32.time.median_ms / r.time.median_ms);
   }
-  printTableLine(kRowNames[row], sci3(c.maxErr), sci3(c.rms()),
-                 isF32 ? fixed3(c.relFrac) + "*" : pruned ? "n/a" : fixed3(c.colFrac),
-                 isF32 || pruned ? "n/a" : fixed3(c.sqrtFrac),
-                 isF32 ? "n/a" : (c.exact.mismatches == 0 ? "yes" : "NO"), time, speed);
+  std::printf("  %-18s %9s  %9s  %9s %10s %5s %10s %6s\n", kRowNames[row], maxErr, rms, gate,
+              sqrtK, isF32 ? "n/a" : "yes", time, speed);
 }
 
-// Per-case numbers that the closing notes quote.
-struct CaseSummary {
-  int n = 0;
-  bool complete = false;  // every row ran
-  double oneMaxErr = 0.0, colMaxErr = 0.0, gateRatio = 0.0, colSqrtFrac = 0.0;
-};
-
-inline void printLegend() {
-  std::printf(
-      "every row is judged against a double reference of the unrounded FP32 inputs:\n"
-      "  max err, rms err  |got - ref| over all elements\n"
-      "  gate frac         worst |err| / bound; above 1 fails. The int8 rows' bound is\n"
-      "                    per column, 4*K*max(A)*colMax_c/127 (K-linear: it assumes\n"
-      "                    nothing about independence); gated for per-column and\n"
-      "                    per-col + zp. fp32 tiled (*) shows its own gate instead,\n"
-      "                    Day 71's |err| <= atol + rtol*|ref|, rtol = max(1e-5,\n"
-      "                    4*2^-23*sqrt(K)), atol = rtol*max|ref|.\n"
-      "  sqrtK frac        the int8 bound with sqrt(K) for K: the random-walk model, a\n"
-      "                    diagnostic, never gated. Its ratio between two rows equals the\n"
-      "                    gate frac ratio (both bounds are one per-column factor times\n"
-      "                    K or sqrt(K)), so that ratio is printed once.\n"
-      "  exact             yes = every element equals, bit for bit, the host's exact\n"
-      "                    integer sum over the same codes through the same epilogue;\n"
-      "                    a gate for every int8 row\n"
-      "  time              median of %d launches after %d warm-ups\n"
-      "  vs f32            fp32's median time / this row's (above 1: faster than fp32)\n"
-      "  int8 2:4 pruned   per-column codes of a B with the 2 smallest of every 4\n"
-      "                    consecutive k zeroed, from untrained weights (uniform random,\n"
-      "                    no fine-tuning to recover), against the dense reference; no\n"
-      "                    bound (pruning is not rounding) and no time (the kernel still\n"
-      "                    reads every zero; no sparse tensor cores)\n\n",
-      kTimedRuns, kWarmups);
-}
-
-inline void printCaseHeader(const CaseData& cd, double l2Bytes) {
-  const int n = cd.n;
-  std::printf("case %dx%dx%d: max |reference| %.4f\n", n, n, n, cd.refMax);
-  printFootprint(n, l2Bytes);
-  std::printf("  A codes: symmetric scale %.3e; asymmetric scale %.3e, zero point %d\n",
-              static_cast<double>(cd.aScale), static_cast<double>(cd.aAsym.scale),
-              cd.aAsym.zeroPoint);
-  // The true extremes of the per-column scales, with their columns.
-  int lo = 0, hi = 0;
-  for (int c = 0; c < n; ++c) {
-    if (cd.bScales[c] < cd.bScales[lo]) lo = c;
-    if (cd.bScales[c] > cd.bScales[hi]) hi = c;
-  }
-  std::printf("  B codes: one scale %.3e; per-column scales from %.3e (column %d)\n"
-              "           to %.3e (column %d), %.2f times apart\n",
-              static_cast<double>(cd.bScale), static_cast<double>(cd.bScales[lo]), lo,
-              static_cast<double>(cd.bScales[hi]), hi,
-              static_cast<double>(cd.bScales[hi]) / cd.bScales[lo]);
-  std::printf("  FP32 gate: rtol %.3e, atol %.3e\n", cd.bounds.f32.rtol, cd.bounds.f32.atol);
-  printTableLine("kernel", "max err", "rms err", "gate frac", "sqrtK frac", "exact", "time",
-                 "vs f32");
-}
-
-// The lines under a case's table: what the numbers say, computed from them.
+// The lines under a case's table, computed from its numbers: the bad row's
+// standing, the ladder's two gains, and where per-column's sqrtK diagnostic
+// is worst: B's rounding errors down that column, in units of its step,
+// against the typical sum of independent ones (sqrt(K/12)).
 inline void printCaseNotes(const CaseData& cd, const RowResult rows[kNumRows],
-                           const HostBuffers& h, CaseSummary& s) {
+                           const HostBuffers& h) {
   const RowCheck& one = rows[kRowOneScale].check;
   const RowCheck& col = rows[kRowPerColumn].check;
   const RowCheck& zp = rows[kRowZeroPoint].check;
-  if (!rows[kRowOneScale].run || !rows[kRowPerColumn].run || !rows[kRowZeroPoint].run) return;
-  s.complete = true;
-  s.oneMaxErr = one.maxErr;
-  s.colMaxErr = col.maxErr;
-  s.gateRatio = one.colFrac / col.colFrac;
-  s.colSqrtFrac = col.sqrtFrac;
-  std::printf("  int8 one scale is not gated, and it %s the K-linear bound (%.3f of it);\n"
-              "  the ungated sqrtK diagnostic %s 1 (%.3f)\n",
-              one.colFrac <= 1.0 ? "passes" : "would fail", one.colFrac,
-              one.sqrtFrac > 1.0 ? "is what exceeds" : "stays below", one.sqrtFrac);
-  std::printf("  worst gate frac, one scale / per-column: %.2f times\n", s.gateRatio);
-  std::printf("  rms err, per-column / per-col + zp: %.3f times (the zero point's bit is\n"
-              "  small next to B's rounding; the activation census shows it alone)\n",
+  std::printf("  int8 one scale, not gated: %.3f of the K-linear bound, %.3f of the sqrtK "
+              "diagnostic\n", one.colFrac, one.sqrtFrac);
+  std::printf("  worst gate frac, one scale / per-column: %.2f times\n"
+              "  rms err, per-column / per-col + zp: %.3f times\n", one.colFrac / col.colFrac,
               col.rms() / zp.rms());
-  // Where per-column's sqrtK diagnostic is worst, and why: B's rounding errors
-  // down that column, summed in units of its step, against a random walk.
   const int n = cd.n;
   if (col.sqrtFracIndex < 0) return;  // no error anywhere
   const int c = static_cast<int>(col.sqrtFracIndex % n);
   double steps = 0.0;
   for (int p = 0; p < n; ++p) {
-    const long long e = static_cast<long long>(p) * n + c;
-    const float x = h.b[e];
+    const float x = h.b[static_cast<long long>(p) * n + c];
     steps += (static_cast<double>(roundToInt8(x / cd.bScales[c])) * cd.bScales[c] - x) /
              cd.bScales[c];
   }
   std::printf("  per-column's worst sqrtK frac is in column %d: B's rounding errors down it\n"
-              "  sum to %.1f steps, where independent ones would typically sum to %.1f\n",
-              c, steps, std::sqrt(n / 12.0));
+              "  sum to %.1f steps, where independent ones would typically sum to %.1f\n", c,
+              steps, std::sqrt(n / 12.0));
 }
 
-// The closing notes: the answers to what the tables invite one to ask.
-inline void printClosingNotes(const CaseSummary s[kNumCases], double l2Bytes) {
-  const double mib = 1024.0 * 1024.0;
-  int fits = 0;
-  for (int i = 0; i < kNumCases; ++i)
-    if (12.0 * kCases[i] * kCases[i] <= l2Bytes) ++fits;
-  std::printf("notes\n");
-  std::printf("- Why the int8 rows are slower here, not faster: nvcc turns the int8 loop\n"
-              "  into dp4a (an exact four-way int8 dot product on CUDA cores), but each thread\n"
-              "  still fetches its operands byte by byte from the shared tiles and packs\n"
-              "  them: per k-tile, 32 byte loads, 24 byte permutes and 4 dp4a (60\n"
-              "  instructions, in nvcc 13.0's PTX) where fp32 issues 32 loads and 16 FMAs\n"
-              "  (48), a ratio of 0.80. The quarter-size tile loads save nothing while the\n"
-              "  data sits in L2 (%s fits this card's %.1f MiB L2).\n"
-              "  INT8 speed lives in tensor cores: cuBLAS on an H200, recorded once and not\n"
-              "  run by this program, reached about 374 INT8 TOPS against 46 FP32 TFLOPS at\n"
-              "  n = 2048 (8.1 times).\n",
-              fits == kNumCases ? "every case's fp32 footprint"
-              : fits == 0       ? "no case's fp32 footprint"
-                                : "only the smaller cases' fp32 footprint",
-              l2Bytes / mib);
-  for (int i = 0; i < kNumCases; ++i) {
-    if (!s[i].complete || s[i].colMaxErr <= s[i].oneMaxErr) continue;
-    std::printf("- Why per-column's max err can exceed one scale's (case %d: %.3e against\n"
-                "  %.3e) while its worst gate frac is %.2f times smaller: max err is one\n"
-                "  number for the whole matrix, and it sits in the loud columns, where one\n"
-                "  scale costs least (their colMax is close to max|B|, so the two steps are\n"
-                "  close), which makes it a draw between two similar errors. The gate frac\n"
-                "  divides each column by its own bound, so it also sees the quiet columns,\n"
-                "  where one scale's step is up to 64 times too coarse.\n",
-                s[i].n, s[i].colMaxErr, s[i].oneMaxErr, s[i].gateRatio);
-    break;
+// The comparative claim of the ladder, every case: per-column scales must
+// beat one scale on the worst gate fraction, with no margin.
+inline Verdict ladderGate(const RowResult rows[kNumRows], int n) {
+  const RowCheck& one = rows[kRowOneScale].check;
+  const RowCheck& col = rows[kRowPerColumn].check;
+  if (col.colFrac < one.colFrac) return Verdict();
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "GATE: int8 per-column's worst gate fraction %.4f (index %lld, row %lld, "
+                "col %lld) is not below int8 one scale's %.4f (index %lld) in case "
+                "%dx%dx%d", col.colFrac, col.colFracIndex, col.colFracIndex / n,
+                col.colFracIndex % n, one.colFrac, one.colFracIndex, n, n, n);
+  return buf;
+}
+
+// One case: inputs, censuses (largest case only), reference, header, then each
+// row launched on a poisoned output, checked against every gate, and only then
+// timed (the pruned row is never timed: it measures accuracy only).
+inline Verdict runCase(int n, HostBuffers& h, const DeviceBuffers& d) {
+  CaseData cd;
+  cd.n = n;
+  Verdict failure = prepareCase(cd, h, d);
+  if (failure.empty() && n == kMaxN) failure = runCensuses(cd, h);
+  if (!failure.empty()) return failure;
+  computeReference(cd, h);
+  printCaseHeader(cd);
+  RowResult rows[kNumRows];
+  for (int ri = 0; ri < kNumRows; ++ri) {
+    const Row row = static_cast<Row>(ri);
+    const Int8Scales s = row == kRowF32 ? Int8Scales{} : prepareRung(row, cd, h, d);
+    CUDA_CHECK(cudaMemset(d.out, kPoisonByte, static_cast<size_t>(n) * n * sizeof(float)));
+    launchRow(row, d, s, n);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    rows[ri].check = checkOutput(d.out, cd, h, row == kRowF32 ? nullptr : &s);
+    failure = rowGateFailure(row, rows[ri].check, n);
+    if (!failure.empty()) return failure;
+    if (row != kRowPruned) {
+      rows[ri].time = timeKernel([&] { launchRow(row, d, s, n); }, kWarmups, kTimedRuns);
+      rows[ri].timed = true;
+    }
+    printRow(row, rows[ri], rows[kRowF32]);
   }
-  if (s[0].complete && s[kNumCases - 1].complete) {
-    std::printf("- Why per-column's sqrtK frac rises with K (");
-    for (int i = 0; i < kNumCases; ++i)
-      std::printf("%s%.3f", i ? ", " : "", s[i].colSqrtFrac);
-    std::printf("):\n"
-                "  B's rounding errors are not independent down a column. Column c holds\n"
-                "  every N-th draw of one LCG mod 2^32, and for N a power of two that\n"
-                "  subsequence is itself an LCG with multiplier a^N = 1 (mod 4N), a poor\n"
-                "  generator: in some columns the rounding errors pile up one way (each\n"
-                "  case's worst column, above). The K-linear gate assumes nothing of the\n"
-                "  kind, and holds.\n");
-  }
+  failure = ladderGate(rows, n);
+  if (failure.empty()) printCaseNotes(cd, rows, h);
+  std::printf("\n");
+  return failure;
 }
 
 // The lesson takes no argument. One option exists for compute-sanitizer, whose
@@ -1515,19 +1450,21 @@ int casesToRun(int argc, char** argv) {
   std::exit(2);
 }
 
+// =============================================================================
+// main
+// =============================================================================
+
 int main(int argc, char** argv) {
   const int cases = casesToRun(argc, argv);
   const cudaDeviceProp prop = requireCudaDevice();
   std::printf("GPU: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
   std::printf("Day 98: an INT8 matmul is exact; its error is all quantization (Day 16's\n"
-              "16x16 tile: an INT8 scaling ladder, a 2:4-pruned B, FP8/MX storage censuses)\n\n");
+              "16x16 tile: an INT8 scaling ladder, a 2:4-pruned B, FP8/MX/NVFP4 storage "
+              "censuses)\n");
   printCapabilityReport(prop.major, prop.minor);
+  printL2Fit(static_cast<double>(prop.l2CacheSize));
+  if (!exercisesHold()) return EXIT_FAILURE;
   std::printf("\n");
-  const double l2Bytes = static_cast<double>(prop.l2CacheSize);
-
-  const bool haveEpilogue = epilogueWritten();
-  const bool haveColumns = quantizeColumnsWritten();
-  printLegend();
 
   const size_t maxElems = static_cast<size_t>(kMaxN) * kMaxN;
   HostBuffers h;
@@ -1548,144 +1485,8 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaMalloc(&d.colSums, kMaxN * sizeof(std::int32_t)));
   CUDA_CHECK(cudaMalloc(&d.out, maxElems * sizeof(float)));
 
-  Failure failure;
-  CaseSummary summaries[kNumCases];
-  for (int ci = 0; ci < cases && !failure.failed; ++ci) {
-    CaseData cd;
-    const int n = cd.n = kCases[ci];
-    const long long count = static_cast<long long>(n) * n;
-    const size_t floatBytes = static_cast<size_t>(count) * sizeof(float);
-
-    // Inputs, their scales, the bounds that depend only on them, and upload.
-    makeInputs(n, h.a.data(), h.b.data());
-    cd.colMax.resize(n);
-    cd.bScales.resize(n);
-    cd.colSums.resize(n);
-    columnMaxAbs(h.b.data(), n, n, cd.colMax.data());
-    for (long long e = 0; e < count; ++e) cd.amax = std::max(cd.amax, std::fabs(h.a[e]));
-    for (int c = 0; c < n; ++c) cd.bmax = std::max(cd.bmax, cd.colMax[c]);
-    cd.aScale = symmetricScale(cd.amax);
-    cd.aAsym = asymmetricParams(h.a.data(), count);
-    cd.bScale = symmetricScale(cd.bmax);
-    if (haveColumns) {  // scales and column sums of rung 2; its codes come later
-      quantizeColumns(h.b.data(), n, n, cd.colMax.data(), cd.bScales.data(), h.qb.data());
-      columnCodeSums(h.qb.data(), n, n, cd.colSums.data());
-    } else {
-      for (int c = 0; c < n; ++c) cd.bScales[c] = symmetricScale(cd.colMax[c]);
-    }
-    cd.bounds.col.resize(n);
-    cd.bounds.colSqrt.resize(n);
-    for (int c = 0; c < n; ++c) {
-      cd.bounds.col[c] = columnBound(n, cd.amax, cd.colMax[c]);
-      cd.bounds.colSqrt[c] = columnBoundSqrtK(n, cd.amax, cd.colMax[c]);
-    }
-    CUDA_CHECK(cudaMemcpy(d.a, h.a.data(), floatBytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(d.b, h.b.data(), floatBytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(d.bScales, cd.bScales.data(), n * sizeof(float),
-                          cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(d.colSums, cd.colSums.data(), n * sizeof(std::int32_t),
-                          cudaMemcpyHostToDevice));
-
-    // The censuses, once, on the largest case (between the last two tables).
-    if (n == kMaxN) {
-      const ActivationCensus ac = activationCensus(h.a.data(), count);
-      printCensusLines(activationCensusLines(ac, n));
-      printCensusLines(storageCensusLines(storageCensus(h.b.data(), n, n, cd.colMax.data()),
-                                          n, n));
-      std::printf("  (FP8: cuda_fp8.h's float -> e4m3 conversion, round to nearest even,\n"
-                  "  saturating at 448; the per-32 block scales are MX-style, emulated on\n"
-                  "  the host: no MX hardware path is involved)\n\n");
-      if (!zeroPointGateHolds(ac)) {
-        char buf[256];
-        std::snprintf(buf, sizeof buf,
-                      "GATE: activation census (the %dx%d A): symmetric rms %.3e is only "
-                      "%.3f times the asymmetric rms %.3e; the zero point must show at "
-                      "least %.1f times", n, n, ac.symmetric.rms(), zeroPointRmsRatio(ac),
-                      ac.asymmetric.rms(), kZeroPointRmsGate);
-        failure = Failure{true, buf};
-        break;
-      }
-    }
-
-    cpuReferenceGemm(h.a.data(), h.b.data(), h.ref.data(), n, n, n);
-    for (long long e = 0; e < count; ++e) cd.refMax = std::max(cd.refMax, std::fabs(h.ref[e]));
-    cd.bounds.f32 = fp32Tolerance(n, cd.refMax);
-    printCaseHeader(cd, l2Bytes);
-
-    RowResult rows[kNumRows];
-    for (int ri = 0; ri < kNumRows; ++ri) {
-      const Row row = static_cast<Row>(ri);
-      // This row's rung: quantize (or prune) on the host, upload, transpose.
-      // The rows run in table order: the zero-point rung keeps rung 2's B
-      // codes (still in h.qb and h.qbT), and the pruned row prunes them.
-      Int8Scales s{cd.aScale, 0, nullptr, cd.bScale, nullptr};
-      if (row != kRowF32) {
-        if (!haveEpilogue || (row != kRowOneScale && !haveColumns)) {
-          printRow(row, rows[ri], rows[kRowF32]);
-          continue;
-        }
-        if (row == kRowZeroPoint) {
-          quantizeAsymmetric(h.a.data(), count, cd.aAsym, h.qa.data());
-          s = Int8Scales{cd.aAsym.scale, cd.aAsym.zeroPoint, cd.colSums.data(), 0.0f,
-                         cd.bScales.data()};
-        } else {
-          quantizeSymmetric(h.a.data(), count, cd.aScale, h.qa.data());
-        }
-        if (row == kRowOneScale) {
-          quantizeSymmetric(h.b.data(), count, cd.bScale, h.qb.data());
-        } else if (row == kRowPerColumn) {
-          quantizeColumns(h.b.data(), n, n, cd.colMax.data(), cd.bScales.data(), h.qb.data());
-          s.bScales = cd.bScales.data();
-        } else if (row == kRowPruned) {
-          pruneTwoOfFour(h.b.data(), n, n, h.qb.data());  // the per-column codes, pruned
-          s.bScales = cd.bScales.data();
-        }
-        CUDA_CHECK(cudaMemcpy(d.qa, h.qa.data(), count, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemcpy(d.qb, h.qb.data(), count, cudaMemcpyHostToDevice));
-        if (row != kRowZeroPoint) transposeCodes(h.qb.data(), n, n, h.qbT.data());
-      }
-
-      // Correctness launch on a poisoned output, then every check.
-      CUDA_CHECK(cudaMemset(d.out, kPoisonByte, floatBytes));
-      launchRow(row, d, s, n);
-      CUDA_CHECK_LAUNCH();
-      CUDA_CHECK(cudaDeviceSynchronize());
-      rows[ri].run = true;
-      rows[ri].check = checkOutput(d.out, cd, h, row == kRowF32 ? nullptr : &s);
-      const std::string gate = rowGateFailure(row, rows[ri].check, n);
-      if (!gate.empty()) {
-        failure = Failure{true, gate};
-        break;
-      }
-
-      // Timing, only of a result that passed its gates; the pruned row is not
-      // timed (it measures accuracy only).
-      if (row != kRowPruned) {
-        rows[ri].time = timeKernel([&] { launchRow(row, d, s, n); }, kWarmups, kTimedRuns);
-        rows[ri].timed = true;
-      }
-      printRow(row, rows[ri], rows[kRowF32]);
-    }
-    if (failure.failed) break;
-
-    // The comparative claim of the ladder, every case: per-column scales must
-    // beat one scale on the worst gate fraction, with no margin.
-    const RowCheck& one = rows[kRowOneScale].check;
-    const RowCheck& col = rows[kRowPerColumn].check;
-    if (rows[kRowOneScale].run && rows[kRowPerColumn].run && !(col.colFrac < one.colFrac)) {
-      char buf[256];
-      std::snprintf(buf, sizeof buf,
-                    "GATE: int8 per-column's worst gate fraction %.4f (index %lld, row %lld, "
-                    "col %lld) is not below int8 one scale's %.4f (index %lld) in case "
-                    "%dx%dx%d", col.colFrac, col.colFracIndex, col.colFracIndex / n,
-                    col.colFracIndex % n, one.colFrac, one.colFracIndex, n, n, n);
-      failure = Failure{true, buf};
-      break;
-    }
-    summaries[ci].n = n;
-    printCaseNotes(cd, rows, h, summaries[ci]);
-    std::printf("\n");
-  }
+  Verdict failure;
+  for (int ci = 0; ci < cases && failure.empty(); ++ci) failure = runCase(kCases[ci], h, d);
 
   CUDA_CHECK(cudaFree(d.a));
   CUDA_CHECK(cudaFree(d.b));
@@ -1694,24 +1495,125 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaFree(d.bScales));
   CUDA_CHECK(cudaFree(d.colSums));
   CUDA_CHECK(cudaFree(d.out));
-
-  if (failure.failed) {
-    std::fprintf(stderr, "%s\n", failure.line.c_str());
+  if (!failure.empty()) {
+    std::fprintf(stderr, "%s\n", failure.c_str());
     return EXIT_FAILURE;
   }
-  printClosingNotes(summaries, l2Bytes);
-  if (!haveEpilogue || !haveColumns) {
-    std::printf("\nleft to write (starter):\n");
-    if (!haveColumns)
-      std::printf("  exercise quantize-columns: quantizeColumns(), one scale per column of B\n");
-    if (!haveEpilogue)
-      std::printf("  exercise int8-epilogue: int8Epilogue(), the zero-point correction and "
-                  "the scales\n");
-    return EXIT_FAILURE;
-  }
-  std::printf("\nall %d cases passed their gates: fp32 within its rule; every int8 row "
+  std::printf("all %d cases passed their gates: fp32 within its rule; every int8 row "
               "bit-exact;\nper-column and per-col + zp within the column bound; per-column "
               "below one scale;\nthe zero point's census gain at least %.1f times\n",
               cases, kZeroPointRmsGate);
   return EXIT_SUCCESS;
 }
+
+// =============================================================================
+// Course toolkit: the blocks every lesson carries (error checks, timer,
+// reference GEMM). Machinery: skip it on a first read.
+// =============================================================================
+// common: cuda_check
+// Device 0's properties, or exit 77 with one line (no driver or no device).
+cudaDeviceProp requireCudaDevice() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "no usable CUDA device: %s (exit 77 = skipped)\n",
+                 err != cudaSuccess ? cudaGetErrorString(err) : "the driver reports no device");
+    std::exit(kExitNoDevice);
+  }
+  CUDA_CHECK(cudaSetDevice(0));
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  return prop;
+}
+// end common: cuda_check
+// common: timer
+// Kernel timer. Warm-ups launch the kernel being timed (lazy loading charges
+// each kernel on its first launch; clocks ramp up). Each sample is one launch
+// between two events, queued back to back, so the events read the GPU's clock
+// and launch latency hides behind the previous launch. The median ignores the
+// odd sample hit by a clock change. Inputs stay in L2 when they fit.
+template <typename Launch>
+TimingStats timeKernel(Launch launch, int warmups, int samples) {
+  samples = std::max(samples, 1);  // callers validate; this keeps the median defined
+  for (int i = 0; i < warmups; ++i) launch();
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<cudaEvent_t> marks(static_cast<size_t>(samples) + 1);
+  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventCreate(&e));
+  CUDA_CHECK(cudaEventRecord(marks[0]));
+  for (size_t i = 1; i < marks.size(); ++i) {
+    launch();
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaEventRecord(marks[i]));
+  }
+  CUDA_CHECK(cudaEventSynchronize(marks.back()));
+  std::vector<double> ms(marks.size() - 1);
+  double total = 0.0;
+  for (size_t i = 0; i < ms.size(); ++i) {
+    float t = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&t, marks[i], marks[i + 1]));
+    total += (ms[i] = t);
+  }
+  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventDestroy(e));
+  std::sort(ms.begin(), ms.end());
+  const size_t h = ms.size() / 2;
+  const double median = (ms.size() % 2 == 1) ? ms[h] : 0.5 * (ms[h - 1] + ms[h]);
+  return TimingStats{median, ms.front(), ms.back(), total / samples, samples};
+}
+// end common: timer
+// common: reference_gemm
+// Reference GEMM: C[i*N + j] = sum over k = 0, 1, ..., K-1 (ascending, from
+// 0.0, one double accumulator) of double(A[i*K + k]) * double(B[k*N + j]).
+// It runs on the GPU (one thread per element), so a 4096^3 reference takes
+// about a second instead of minutes of one CPU core, and it stays independent
+// of the kernels it judges: another precision (a float x float product has at
+// most 48 significant bits, so it is exact in double and each add rounds
+// once), other code (no tiling, no shared memory, no split of k), and rows 0,
+// M/2 and M-1 are recomputed by a CPU loop in the same order and must match
+// bit for bit (fma or multiply-then-add: with an exact product both round the
+// same sum). A layout, indexing or launch error on the GPU side would have to
+// be repeated by the CPU loop to pass.
+__global__ void referenceGemmKernel(const float* A, const float* B, double* C, int M, int N,
+                                    int K) {
+  const long long count = static_cast<long long>(M) * N, step = 1LL * gridDim.x * blockDim.x;
+  for (long long e = 1LL * blockIdx.x * blockDim.x + threadIdx.x; e < count; e += step) {
+    const long long i = e / N, j = e % N;
+    double acc = 0.0;
+    for (long long k = 0; k < K; ++k) acc = fma(double(A[i * K + k]), double(B[k * N + j]), acc);
+    C[e] = acc;
+  }
+}
+
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K) {
+  for (int j = 0; j < N; ++j) row[j] = 0.0;
+  for (long long k = 0; k < K; ++k)  // k outer reads B along rows; each sum still ascends in k
+    for (long long j = 0; j < N; ++j) row[j] += double(A[1LL * i * K + k]) * double(B[k * N + j]);
+}
+
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K) {
+  const long long count = 1LL * M * N, a = 1LL * M * K, b = 1LL * K * N;
+  if (count == 0) return;
+  float *dA = nullptr, *dB = nullptr;  // device copies; dC: the result in double
+  double* dC = nullptr;
+  CUDA_CHECK(cudaMalloc(&dA, std::max(a, 1LL) * sizeof(float)));  // K = 0: 1 unread element
+  CUDA_CHECK(cudaMalloc(&dB, std::max(b, 1LL) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&dC, count * sizeof(double)));
+  if (K > 0) CUDA_CHECK(cudaMemcpy(dA, A, a * sizeof(float), cudaMemcpyHostToDevice));
+  if (K > 0) CUDA_CHECK(cudaMemcpy(dB, B, b * sizeof(float), cudaMemcpyHostToDevice));
+  referenceGemmKernel<<<static_cast<int>(std::min((count + 255) / 256, 1LL << 16)), 256>>>(
+      dA, dB, dC, M, N, K);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(C, dC, count * sizeof(double), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaFree(dA));
+  CUDA_CHECK(cudaFree(dB));
+  CUDA_CHECK(cudaFree(dC));
+  std::vector<double> row(static_cast<size_t>(N));
+  for (int i : {0, M / 2, M - 1}) {
+    referenceRowCpu(A, B, row.data(), i, N, K);
+    if (std::memcmp(row.data(), C + 1LL * i * N, N * sizeof(double)) != 0) {
+      std::fprintf(stderr, "GATE: the GPU reference GEMM and its CPU loop differ in row %d\n", i);
+      std::exit(EXIT_FAILURE);
+    }
+  }
+}
+// end common: reference_gemm
