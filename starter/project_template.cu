@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Final project - project_template: a tiled FP32 GEMM scaffold you can trust.
 //
-// C = A * B (FP32, row-major) with a shared-memory tiled kernel whose tile
-// width and block size come from the command line. The result is checked
-// against a double-precision CPU reference (output poisoned first, NaN fails)
-// before anything is timed, and the timing is placed on a roofline whose two
-// ceilings this program measures on the device. The command line is strict:
-// a bad one gets one error line and exit 2 before any CUDA call, and sizes
-// the device cannot hold or launch are refused before any allocation.
+// C = A * B (FP32, row-major) with a kernel that stages panels of A and B in
+// shared memory, so each value loaded from global memory is used many times.
+// Tile width and block size come from the command line. The result is checked
+// against a double-precision reference (output poisoned first, NaN fails)
+// before anything is timed, and the time is placed on a roofline whose two
+// ceilings this program measures on the device: is the kernel held back by
+// memory bandwidth or by arithmetic? The command line is strict: a bad one
+// gets one error line and exit 2 before any CUDA call, and sizes the device
+// cannot hold or launch are refused before any allocation.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -lineinfo -o project_template project_template.cu
 // Run:   ./project_template
@@ -15,7 +17,8 @@
 // Run:   ./project_template -m 1025 -n 1023 -k 1000
 // Run:   ./project_template -m 64 -n 64 -k 0
 // Run:   ./project_template -m abc
-// Sanitize: ./project_template -m 100 -n 90 -k 70 -iters 2
+// Run:   ./project_template -m 100 -n 90 -k 70 -tile 32 -bs 256
+// Sanitize: ./project_template -m 100 -n 90 -k 70 -tile 32 -bs 256 -iters 2
 //
 // sm_75 is the course's T4 (and Compiler Explorer's card); a newer GPU runs
 // the PTX it embeds. ./project_template -h lists the options.
@@ -37,12 +40,12 @@
 
 #include <cuda_runtime.h>
 
-// common: cuda_check
-// Every CUDA runtime call goes through CUDA_CHECK; every launch is followed by
-// CUDA_CHECK_LAUNCH(). A failure names the file, the line, the call and the
-// runtime's message on stderr and ends the program with status 1 (EXIT_FAILURE).
-// One statement (do/while(0)); the local has a trailing underscore so it can
-// never shadow a name at the call site.
+// Course toolkit declarations; definitions at the end of the file
+// common: cuda_check_decl
+// Every CUDA call goes through CUDA_CHECK, every launch is followed by
+// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
+// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
+// 2 bad command line, 77 no usable CUDA device or driver (CTest: skipped).
 #define CUDA_CHECK(call)                                                      \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -52,258 +55,127 @@
       std::exit(EXIT_FAILURE);                                                \
     }                                                                         \
   } while (0)
-// A launch reports a bad configuration only through cudaGetLastError.
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
-
-// Exit status 77 means "no usable CUDA device or driver"; CTest maps it to
-// "skipped". Status 2 is a bad command line, 1 a failed gate or CUDA call.
 constexpr int kExitNoDevice = 77;
-
-// Selects device 0 and returns its properties, or exits 77 with one line when
-// there is no driver or no device (a laptop, a CI runner).
-inline cudaDeviceProp requireCudaDevice() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "no usable CUDA device: %s (exit 77 = skipped)\n",
-                 err != cudaSuccess ? cudaGetErrorString(err)
-                                    : "the driver reports no device");
-    std::exit(kExitNoDevice);
-  }
-  CUDA_CHECK(cudaSetDevice(0));
-  cudaDeviceProp prop{};
-  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  return prop;
-}
-// end common: cuda_check
-
-// common: timer
-// Kernel timer. Method, and why:
-// - Warm-ups launch the kernel being timed (not some other kernel): lazy module
-//   loading charges each kernel on its own first launch, and the clocks ramp up.
-// - Each sample is one launch bracketed by two CUDA events on the default
-//   stream. The launches are queued back to back with no host wait between
-//   them, so the events read the GPU's own clock and host launch latency is
-//   hidden behind the previous launch (except for the first sample).
-// - The median of the samples is reported because it ignores the odd sample
-//   hit by a clock change or a preemption; min and max give the spread, and a
-//   difference between two kernels smaller than that spread is noise.
-// - The inputs stay in L2 when they fit: the figures are warm-cache figures.
+cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
+// end common: cuda_check_decl
+// common: timer_decl
+// Kernel timing (method and reasons: the timer block at the end of the file).
 struct TimingStats {
-  double median_ms;  // middle sample (mean of the two middle ones if even)
-  double min_ms;
-  double max_ms;
-  double mean_ms;    // pulled up by slow outliers; the median is the headline
+  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
+  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
+  double mean_ms;    // pulled up by slow outliers
   int samples;
 };
-
-inline double medianOfSorted(const std::vector<double>& v) {
-  const size_t n = v.size();
-  return (n % 2 == 1) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
+// warmups untimed launches, then samples timed ones; launch() queues one launch.
 template <typename Launch>
-TimingStats timeKernel(Launch launch, int warmups, int samples) {
-  if (samples < 1) {  // callers validate; this only keeps the median defined
-    std::fprintf(stderr, "timeKernel: samples must be at least 1\n");
-    std::exit(EXIT_FAILURE);
-  }
-  for (int i = 0; i < warmups; ++i) {
-    launch();
-    CUDA_CHECK_LAUNCH();
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<cudaEvent_t> marks(static_cast<size_t>(samples) + 1);
-  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventCreate(&e));
-  CUDA_CHECK(cudaEventRecord(marks[0]));
-  for (int i = 0; i < samples; ++i) {
-    launch();
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaEventRecord(marks[static_cast<size_t>(i) + 1]));
-  }
-  CUDA_CHECK(cudaEventSynchronize(marks[static_cast<size_t>(samples)]));
-  std::vector<double> ms(static_cast<size_t>(samples));
-  for (int i = 0; i < samples; ++i) {
-    float t = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&t, marks[static_cast<size_t>(i)],
-                                    marks[static_cast<size_t>(i) + 1]));
-    ms[static_cast<size_t>(i)] = t;
-  }
-  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventDestroy(e));
-  std::sort(ms.begin(), ms.end());
-  double total = 0.0;
-  for (double t : ms) total += t;
-  return TimingStats{medianOfSorted(ms), ms.front(), ms.back(), total / samples, samples};
-}
-// end common: timer
-
-// common: cli
-// Strict command line, shared by the command-line lessons (no CUDA call in it,
-// so a bad command line gets exit 2 on a machine without a GPU too).
-// - Arguments are read left to right; the last occurrence of an option wins.
-// - A valued option takes the next token, whatever it looks like.
-// - A number is the whole token: no blanks, no trailing characters ("12x"),
-//   base 10 for integers, finite for reals ("nan" and "inf" are refused), and
-//   inside the range the program names. Overflow is an error, not a wrap.
-// - Every error is one stderr line, "error: " + the option + what it accepts +
-//   what it got, then the usage on stderr, and exit 2. -h/--help print the
-//   usage on stdout and exit 0.
-// Needs <cctype>, <cerrno>, <cmath>, <cstdarg>, <cstdio>, <cstdlib>, <cstring>,
-// <string>, <utility>.
-//
-// Use:
-//   CommandLine cl(argc, argv, usageText);
-//   while (cl.next()) {
-//     if (cl.is("-m")) m = cl.intValue(0, kMaxDim);
-//     else if (cl.is("-rtol")) rtol = cl.realValue(0.0, 1.0);
-//     else if (cl.is("-csv")) csv = true;  // a flag takes no value
-//     else cl.unknownOption();
-//   }
-//   if (bs % tile != 0) cl.fail("-bs must be a multiple of -tile (%d), got %d", tile, bs);
+TimingStats timeKernel(Launch launch, int warmups, int samples);
+// end common: timer_decl
+// common: cli_decl
+// Strict command line (rules and definitions: the cli block at the end).
 constexpr int kExitBadCommandLine = 2;
-
-// The whole token as a base-10 integer in [lo, hi]; false if it is not one.
-inline bool parseIntToken(const char* text, long long lo, long long hi, long long* out) {
-  if (text == nullptr || *text == '\0' || std::isspace(static_cast<unsigned char>(*text)))
-    return false;  // strtoll would skip leading blanks
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(text, &end, 10);
-  if (errno == ERANGE || *end != '\0' || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
-
-// The whole token as a finite real number in [lo, hi]; false if it is not one.
-inline bool parseRealToken(const char* text, double lo, double hi, double* out) {
-  if (text == nullptr || *text == '\0' || std::isspace(static_cast<unsigned char>(*text)))
-    return false;
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);  // an overflow comes back as inf
-  if (*end != '\0' || !std::isfinite(v) || !(v >= lo && v <= hi)) return false;
-  *out = v;
-  return true;
-}
-
 class CommandLine {
  public:
-  // usage: the whole help text, ending in a newline.
-  CommandLine(int argc, char** argv, std::string usage)
-      : argc_(argc), argv_(argv), usage_(std::move(usage)) {}
-
-  // Steps to the next token; false when none is left. Handles -h/--help.
-  bool next() {
-    if (++i_ >= argc_) return false;
-    if (is("-h") || is("--help")) {
-      std::fputs(usage_.c_str(), stdout);
-      std::exit(EXIT_SUCCESS);
-    }
-    return true;
-  }
-  bool is(const char* name) const { return std::strcmp(argv_[i_], name) == 0; }
-  const char* option() const { return argv_[i_]; }
-
-  // The value of the current option, as an integer in [lo, hi].
-  long long intValue(long long lo, long long hi) {
-    const char* opt = option();
-    const char* text = takeValue();
-    long long v = 0;
-    if (text == nullptr || !parseIntToken(text, lo, hi, &v))
-      fail("%s expects an integer in [%lld, %lld], got %s%s%s", opt, lo, hi,
-           text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
-    return v;
-  }
-  // The value of the current option, as a finite real number in [lo, hi].
-  double realValue(double lo, double hi) {
-    const char* opt = option();
-    const char* text = takeValue();
-    double v = 0.0;
-    if (text == nullptr || !parseRealToken(text, lo, hi, &v))
-      fail("%s expects a finite number in [%g, %g], got %s%s%s", opt, lo, hi,
-           text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
-    return v;
-  }
-
-  [[noreturn]] void unknownOption() const {
-    fail("unknown option \"%s\" (the accepted options are listed below)", option());
-  }
-  // One "error: ..." line (printf-style message), the usage, exit 2. Also for
-  // rules that span options and for sizes refused after parsing.
-  [[noreturn]] __attribute__((format(printf, 2, 3))) void fail(const char* fmt, ...) const {
-    std::fflush(stdout);  // whatever was printed so far comes first
-    std::fputs("error: ", stderr);
-    va_list args;
-    va_start(args, fmt);
-    std::vfprintf(stderr, fmt, args);
-    va_end(args);
-    std::fputc('\n', stderr);
-    std::fputs(usage_.c_str(), stderr);
-    std::exit(kExitBadCommandLine);
-  }
-
+  CommandLine(int argc, char** argv, std::string usage);  // usage: the help text
+  bool next();                                     // to the next token; false at the end
+  bool is(const char* name) const;                 // is the current token this option?
+  long long intValue(long long lo, long long hi);  // its value: an integer in [lo, hi]
+  double realValue(double lo, double hi);          // its value: a decimal number in [lo, hi]
+  [[noreturn]] void unknownOption() const;
+  // "error: " + the printf-style message, the usage, exit 2 (rules across options too).
+  [[noreturn]] __attribute__((format(printf, 2, 3))) void fail(const char* fmt, ...) const;
  private:
-  // The next token as the current option's value, or nullptr at the end.
-  const char* takeValue() { return (i_ + 1 < argc_) ? argv_[++i_] : nullptr; }
-
+  const char* takeValue();  // the next token, or nullptr at the end
   int argc_;
   char** argv_;
   std::string usage_;
   int i_ = 0;  // argv_[0] is the program
 };
-// end common: cli
+// end common: cli_decl
+// common: reference_gemm_decl
+// The reference every GEMM here is checked against (the reference_gemm block
+// at the end of the file): C = A * B in double, row-major host arrays.
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
+// Row i of the same, computed on the CPU (host tests use it for whole matrices).
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
+// end common: reference_gemm_decl
+// common: ceilings_decl
+// Roofline ceilings (definitions and method: the ceilings block at the end).
+constexpr int kCeilingSamples = 7;  // timed launches per ceiling; odd: the median is one launch
+struct Ceilings {
+  double copy_gbs, fp32_gflops;  // measured on this device by this program
+  double copy_bytes, l2_bytes;   // size of each copy buffer; the device's L2
+  double dram_bound_gbs, fp32_bound_gflops;  // from the device's attributes; 0 = unknown
+  char bounds[256];              // the bounds from the device's attributes, as printed
+};
+Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of memory free
+void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
+double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
+// end common: ceilings_decl
 
-// ---------------------------------------------------------------------------
+// =============================================================================
 // Constants
-// ---------------------------------------------------------------------------
-constexpr long long kDefaultDim = 1024;  // M = N = K by default
+// =============================================================================
+constexpr long long kDefaultDim = 1024;   // M = N = K by default
 constexpr long long kMaxDim = 1LL << 24;  // per size; see the first static_assert
 constexpr int kDefaultTile = 16;
-constexpr int kMaxTile = 64;              // the origin's range; 64 x 64 B panel = 16 KiB
+constexpr int kMaxTile = 64;              // a 64 x 64 B panel is 16 KiB
 constexpr int kDefaultBlockThreads = 256;
-constexpr int kMaxBlockThreads = 1024;    // CUDA's limit; the device's own is checked too
+constexpr int kMaxBlockThreads = 1024;    // CUDA's limit; the kernel's own is checked too
 constexpr int kDefaultIters = 20;
-constexpr int kMaxIters = 10000;          // one event per sample; ~5 s at the default size
+constexpr int kMaxIters = 10000;          // one event per sample
 constexpr int kWarmups = 3;               // lazy module loading, clocks ramping up
 constexpr double kDefaultTol = 1e-3;      // rtol and atol
 constexpr double kMaxTol = 1.0;           // a tolerance of 100% of the value checks nothing
-constexpr long long kMaxHostBytes = 4LL << 30;  // past it the reference runs for minutes
-constexpr uint32_t kSeed = 20250612u;     // the origin's seed: same inputs, same digits
+constexpr long long kMaxHostBytes = 4LL << 30;  // host buffers; see hostBytes
+constexpr uint32_t kSeed = 20250612u;     // the same inputs, so the same digits, every run
 
 static_assert(24 * kMaxDim * kMaxDim < (1LL << 62),
               "sizes are capped so that every element count (M*K <= 2^48) and every "
               "byte count below (at most 24 bytes per M*N, M*K or K*N element) fits in "
               "int64 with room to spare: no size product in this file can overflow");
 static_assert((kMaxBlockThreads + kMaxTile * kMaxTile) * sizeof(float) <= 48 * 1024,
-              "the largest legal A and B panels (bs + T*T floats, 20 KiB) must fit the "
-              "48 KiB every CUDA GPU gives a block without opt-in, so no opt-in is needed; "
-              "the run-time shared-memory check fires only on a device reporting less");
+              "the panels, sized for the largest legal block and tile (bs + T*T floats, "
+              "20 KiB), must fit the 48 KiB of static shared memory every CUDA GPU gives "
+              "a block");
 static_assert(kDefaultBlockThreads % kDefaultTile == 0,
               "the default block must hold whole rows of the default tile");
 
-// ---------------------------------------------------------------------------
-// Kernel
-// ---------------------------------------------------------------------------
+// =============================================================================
+// The tiled kernel
+// =============================================================================
 // C (M x N) = A (M x K) * B (K x N). Block (bx, by) owns rows by*R .. by*R+R-1
 // and columns bx*T .. bx*T+T-1; each thread computes one element of C.
-// launch assumption: blockDim = (T, R) with T = -tile and R = -bs / T;
-//   gridDim = (ceil(N / T), ceil(M / R)); (R*T + T*T) floats of dynamic shared
-//   memory. T and R are read from blockDim, so the kernel and the launch cannot
-//   disagree about them; main checks every limit on the device before launching.
-// memory: per K step a block loads an R x T panel of A and a T x T panel of B
-//   (zero past the edges of the matrices) and reuses them from shared memory,
-//   each A value T times and each B value R times; C is written once. In all,
-//   A is read ceil(N / T) times and B ceil(M / R) times unless caches help.
+// Untiled, every multiply-add loads its own A and B element: 8 bytes for 2
+// FLOP, an arithmetic intensity (AI) of 0.25 FLOP/B. Tiled, per K step of T
+// the block loads an R x T panel of A and a T x T panel of B into shared
+// memory once, and every thread reads its row and column from there: each A
+// value serves T threads and each B value R threads, so the modelled AI rises
+// to 2 / (4 (1/T + 1/R)) = 4 FLOP/B at T = R = 16.
+// launch assumption: blockDim = (T, R) with T = -tile <= kMaxTile, R = -bs / T
+//   and R*T <= kMaxBlockThreads; gridDim = (ceil(N / T), ceil(M / R)). T and R
+//   are read from blockDim, so the kernel and the launch cannot disagree.
+// memory: the panels are static arrays sized for the largest legal block and
+//   tile (20 KiB); a launch uses the first R*T and T*T floats. main reads their
+//   size back from the compiled kernel (the tiling gate). C is written once.
 // T and R are run-time values so that one binary serves every -tile and -bs.
-// The price is an inner loop the compiler cannot fully unroll: the origin's
-// version ran at about half the speed of the same 16 x 16 tiling fixed at
-// compile time. (This one at least loads the B panel without dividing by T.)
+// The price: an inner loop the compiler cannot fully unroll, index arithmetic
+// on run-time values, and panels sized for the largest launch, which cost
+// resident blocks where shared memory is small (a T4 holds 3 of these, not 4).
+// Each thread adds its K products in ascending k, one fmaf each, as the
+// untiled loop does: tiling changes where the operands come from, not the
+// arithmetic, so the result is the same to the bit.
 // exercise: tiled-kernel
-// Yours to write: the body of gemmTiledKernel, as the comments above describe
-// (load the two panels, barrier, multiply, barrier, per K step; store last).
-// Until then a naive body stands in, reading A and B straight from global
-// memory, so the starter still runs and is checked; main then says the tiled
-// kernel is left to write and exits 1. Set the flag to true once it is tiled.
-constexpr bool kTiledKernelWritten = false;
+// Yours to write: the body of gemmTiledKernel, tiled as the comment above
+// describes, with its panels in static __shared__ arrays (the tiling gate
+// reads their size back from the compiled kernel, so size them for the
+// largest legal launch). Until then an untiled body stands in: it reads A and
+// B straight from global memory, so the check passes, but the gate reports
+// that the kernel declares no shared memory and the program exits 1.
+// Done when: the program exits 0 with the lesson's check lines, digit for
+// digit (each thread still adds its products in ascending k, one fmaf each),
+// on -m 1025 -n 1023 -k 1000 and -tile 8 -bs 64 too, and
+// compute-sanitizer --tool racecheck reports no hazard.
 __global__ void gemmTiledKernel(const float* __restrict__ A, const float* __restrict__ B,
                                 float* __restrict__ C, long long M, long long N, long long K) {
   const long long row = static_cast<long long>(blockIdx.y) * blockDim.y + threadIdx.y;
@@ -315,9 +187,9 @@ __global__ void gemmTiledKernel(const float* __restrict__ A, const float* __rest
 }
 // end exercise
 
-// ---------------------------------------------------------------------------
-// Inputs and CPU reference
-// ---------------------------------------------------------------------------
+// =============================================================================
+// Inputs
+// =============================================================================
 // A 32-bit LCG, 24 bits per draw, values 2f - 1 in [-1, 1) (exact in float).
 // A is filled first in row-major order, then B continues from the same state.
 struct Lcg {
@@ -334,206 +206,19 @@ void fillInputs(std::vector<float>& A, std::vector<float>& B) {
   for (float& b : B) b = 2.0f * g.next() - 1.0f;
 }
 
-// common: cpu_reference
-// CPU reference GEMM in double, for checking GPU matmuls:
-//   C[i*N + j] = sum over k = 0, 1, ..., K-1 (in that order) of
-//                double(A[i*K + k]) * double(B[k*N + j])
-// with A (M x K), B (K x N) and C (M x N) row-major, summed in double from 0.
-// Needs <algorithm>, <cstring> and <vector>.
-//
-// Why it is bit-identical to the naive i-j-k loop: a float x float product has
-// at most 48 significant bits, so it is exact in double; fma(a, b, s) and
-// s + a*b then round the same exact value once, and every element still sums
-// its K products in ascending k from 0.0 in one double accumulator (blocking
-// over k only parks that accumulator in C between blocks, which is exact).
-// Vector lanes hold different elements, never parts of one sum.
-//
-// Why it is fast (2048^3 in about 0.45 s on one core, against about 48 s for
-// the naive loop, which reads B down a column: one cache miss per multiply-add,
-// and at power-of-two N those addresses collide in the same cache sets):
-// - loop interchange plus packing: per block of 256 k-steps, a 256 x 1024 slab
-//   of B is converted once into contiguous 8-column double panels (2 MiB, held
-//   in L2/L3), and 6 rows of A into one 6-row double panel (12 KiB, in L1);
-// - register blocking: a 6 x 8 tile of C lives in twelve 4-wide vector
-//   registers for the whole k block; each k-step loads 2 vectors of B and 6
-//   scalars of A for 48 multiply-adds, all unit stride;
-// - that tile is compiled for AVX2+FMA and picked at run time when the CPU has
-//   it; otherwise a 2-wide build of the same source runs (about 2.5x slower),
-//   or, on a compiler without GCC vector extensions, a scalar loop.
-namespace cpu_reference_detail {
-
-constexpr long long kMR = 6;    // rows of C per register tile
-constexpr long long kNR = 8;    // columns of C per register tile
-constexpr long long kKC = 256;  // k-steps per packed block (B panel 16 KiB: L1)
-constexpr long long kNC = 1024; // columns per packed B block (2 MiB: L2/L3)
-static_assert(kNR == 8 && kMR == 6, "the tile below is written out for 6 x 8");
-static_assert(kNC % kNR == 0, "a B block holds whole 8-column panels");
-
-// C tile (6 x 8, row stride ldc) += packed A panel (kc x 6) * packed B panel
-// (kc x 8), in ascending k; with first set the tile starts from 0.0 instead of
-// being loaded (the first k block).
-#if defined(__GNUC__)  // GCC and Clang, the host compilers nvcc uses on Linux
-// Vector extensions: operators act lane by lane, no intrinsics header needed.
-typedef double Vec2 __attribute__((vector_size(16)));  // any 64-bit host
-typedef double Vec4 __attribute__((vector_size(32)));  // AVX2 only
-
-// V holds kL doubles; a pass covers 2*kL columns of the tile with twelve named
-// accumulators (6 rows x 2 vectors), few enough to stay in registers: one pass
-// with Vec4 (16 ymm registers), two with Vec2 (16 xmm on baseline x86-64).
-// memcpy is the portable unaligned load and store.
-template <typename V>
-__attribute__((always_inline)) inline void tileBody(long long kc,
-                                                    const double* a,
-                                                    const double* b, double* c,
-                                                    long long ldc, bool first) {
-  constexpr long long kL = sizeof(V) / sizeof(double);
-  constexpr size_t kV = sizeof(V);
-  for (long long h = 0; h < kNR; h += 2 * kL, c += 2 * kL, b += 2 * kL) {
-    double* const r[kMR] = {c, c + ldc, c + 2 * ldc, c + 3 * ldc, c + 4 * ldc,
-                            c + 5 * ldc};  // this pass's part of each C row
-    V c0a = {}, c0b = {}, c1a = {}, c1b = {}, c2a = {}, c2b = {};
-    V c3a = {}, c3b = {}, c4a = {}, c4b = {}, c5a = {}, c5b = {};
-    if (!first) {
-      std::memcpy(&c0a, r[0], kV); std::memcpy(&c0b, r[0] + kL, kV);
-      std::memcpy(&c1a, r[1], kV); std::memcpy(&c1b, r[1] + kL, kV);
-      std::memcpy(&c2a, r[2], kV); std::memcpy(&c2b, r[2] + kL, kV);
-      std::memcpy(&c3a, r[3], kV); std::memcpy(&c3b, r[3] + kL, kV);
-      std::memcpy(&c4a, r[4], kV); std::memcpy(&c4b, r[4] + kL, kV);
-      std::memcpy(&c5a, r[5], kV); std::memcpy(&c5b, r[5] + kL, kV);
-    }
-    for (long long k = 0; k < kc; ++k) {
-      V b0, b1;  // B row k: this pass's columns
-      std::memcpy(&b0, b + kNR * k, kV);
-      std::memcpy(&b1, b + kNR * k + kL, kV);
-      const double* ak = a + kMR * k;  // A column k, rows 0-5 of the panel
-      // scalar * vector broadcasts; contracted to one FMA where the ISA has it
-      c0a += ak[0] * b0; c0b += ak[0] * b1;
-      c1a += ak[1] * b0; c1b += ak[1] * b1;
-      c2a += ak[2] * b0; c2b += ak[2] * b1;
-      c3a += ak[3] * b0; c3b += ak[3] * b1;
-      c4a += ak[4] * b0; c4b += ak[4] * b1;
-      c5a += ak[5] * b0; c5b += ak[5] * b1;
-    }
-    std::memcpy(r[0], &c0a, kV); std::memcpy(r[0] + kL, &c0b, kV);
-    std::memcpy(r[1], &c1a, kV); std::memcpy(r[1] + kL, &c1b, kV);
-    std::memcpy(r[2], &c2a, kV); std::memcpy(r[2] + kL, &c2b, kV);
-    std::memcpy(r[3], &c3a, kV); std::memcpy(r[3] + kL, &c3b, kV);
-    std::memcpy(r[4], &c4a, kV); std::memcpy(r[4] + kL, &c4b, kV);
-    std::memcpy(r[5], &c5a, kV); std::memcpy(r[5] + kL, &c5b, kV);
+template <typename T>
+std::vector<T> hostBuffer(long long count) {
+  try {
+    return std::vector<T>(static_cast<size_t>(count));
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "host allocation of %.2f GiB failed\n", count * sizeof(T) / 1073741824.0);
+    std::exit(EXIT_FAILURE);
   }
 }
 
-inline void tileBaseline(long long kc, const double* a, const double* b,
-                         double* c, long long ldc, bool first) {
-  tileBody<Vec2>(kc, a, b, c, ldc, first);
-}
-#else  // other host compilers: the same tile, one double per accumulator
-inline void tileBaseline(long long kc, const double* a, const double* b,
-                         double* c, long long ldc, bool first) {
-  double acc[kMR][kNR];
-  for (long long r = 0; r < kMR; ++r)
-    for (long long j = 0; j < kNR; ++j)
-      acc[r][j] = first ? 0.0 : c[r * ldc + j];
-  for (long long k = 0; k < kc; ++k)
-    for (long long r = 0; r < kMR; ++r)
-      for (long long j = 0; j < kNR; ++j)
-        acc[r][j] += a[kMR * k + r] * b[kNR * k + j];
-  for (long long r = 0; r < kMR; ++r)
-    for (long long j = 0; j < kNR; ++j) c[r * ldc + j] = acc[r][j];
-}
-#endif
-
-// The AVX2+FMA build of the same tile, for x86-64 hosts that have it (nvcc's
-// device pass compiles no host code and is kept out).
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__CUDA_ARCH__)
-#define CPU_REFERENCE_HAVE_AVX2 1
-__attribute__((target("avx2,fma"))) inline void tileAvx2(
-    long long kc, const double* a, const double* b, double* c, long long ldc,
-    bool first) {
-  tileBody<Vec4>(kc, a, b, c, ldc, first);
-}
-#endif
-
-typedef void (*TileFn)(long long, const double*, const double*, double*,
-                       long long, bool);
-
-inline TileFn pickTile() {
-#ifdef CPU_REFERENCE_HAVE_AVX2
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return tileAvx2;
-#endif
-  return tileBaseline;
-}
-
-}  // namespace cpu_reference_detail
-
-inline void cpuReferenceGemm(const float* A, const float* B, double* C,
-                             long long M, long long N, long long K) {
-  using namespace cpu_reference_detail;
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0) {  // empty sums
-    std::fill(C, C + M * N, 0.0);
-    return;
-  }
-  const TileFn tile = pickTile();
-  std::vector<double> bPack(static_cast<size_t>(kKC * kNC));  // 2 MiB
-  std::vector<double> aPack(static_cast<size_t>(kKC * kMR));  // 12 KiB
-  double edge[kMR * kNR] = {};  // a C tile that overhangs M or N
-  for (long long pc = 0; pc < K; pc += kKC) {
-    const long long kc = std::min(kKC, K - pc);
-    const bool first = (pc == 0);
-    for (long long jc = 0; jc < N; jc += kNC) {
-      const long long nc = std::min(kNC, N - jc);
-      const long long nPanels = (nc + kNR - 1) / kNR;
-      // B rows [pc, pc+kc), cols [jc, jc+nc) -> 8-column panels, k-major,
-      // zero past column N.
-      for (long long p = 0; p < nPanels; ++p) {
-        double* dst = bPack.data() + p * kKC * kNR;
-        const long long j0 = jc + p * kNR, w = std::min(kNR, N - j0);
-        for (long long k = 0; k < kc; ++k) {
-          const float* src = B + (pc + k) * N + j0;
-          for (long long j = 0; j < w; ++j) dst[k * kNR + j] = src[j];
-          for (long long j = w; j < kNR; ++j) dst[k * kNR + j] = 0.0;
-        }
-      }
-      for (long long i0 = 0; i0 < M; i0 += kMR) {
-        const long long h = std::min(kMR, M - i0);
-        // A rows [i0, i0+6), cols [pc, pc+kc) -> one 6-row panel, k-major,
-        // zero past row M.
-        double* ap = aPack.data();
-        for (long long r = 0; r < kMR; ++r) {
-          if (r < h) {
-            const float* src = A + (i0 + r) * K + pc;
-            for (long long k = 0; k < kc; ++k) ap[k * kMR + r] = src[k];
-          } else {
-            for (long long k = 0; k < kc; ++k) ap[k * kMR + r] = 0.0;
-          }
-        }
-        for (long long p = 0; p < nPanels; ++p) {
-          const double* bp = bPack.data() + p * kKC * kNR;
-          const long long j0 = jc + p * kNR, w = std::min(kNR, N - j0);
-          double* c = C + i0 * N + j0;
-          if (h == kMR && w == kNR) {
-            tile(kc, ap, bp, c, N, first);
-          } else {  // overhang: run the full tile on a copy, keep the inside
-            for (long long r = 0; r < h; ++r)
-              for (long long j = 0; j < w; ++j)
-                edge[r * kNR + j] = c[r * N + j];
-            tile(kc, ap, bp, edge, kNR, first);
-            for (long long r = 0; r < h; ++r)
-              for (long long j = 0; j < w; ++j)
-                c[r * N + j] = edge[r * kNR + j];
-          }
-        }
-      }
-    }
-  }
-}
-// end common: cpu_reference
-
-// ---------------------------------------------------------------------------
+// =============================================================================
 // Command line and size gates (no CUDA call before requireCudaDevice)
-// ---------------------------------------------------------------------------
+// =============================================================================
 struct Options {
   long long m = kDefaultDim, n = kDefaultDim, k = kDefaultDim;
   int tile = kDefaultTile, bs = kDefaultBlockThreads, iters = kDefaultIters;
@@ -547,7 +232,7 @@ std::string usageText() {
       "usage: project_template [-m M] [-n N] [-k K] [-tile T] [-bs THREADS] [-iters I]\n"
       "                        [-rtol R] [-atol A] [-h | --help]\n"
       "Computes C (M x N) = A (M x K) * B (K x N) in FP32 (row-major) with a tiled\n"
-      "kernel, checks it against a CPU reference, times it and places it on a roofline.\n"
+      "kernel, checks it against a double reference, times it and places it on a roofline.\n"
       "  -m M, -n N, -k K  sizes, integers in [0, %lld] (default %lld each)\n"
       "  -tile T           output columns per block and K step, an integer in [1, %d]\n"
       "                    (default %d)\n"
@@ -555,7 +240,7 @@ std::string usageText() {
       "                    of T (default %d); the block is (T, THREADS / T)\n"
       "  -iters I          timed launches, an integer in [1, %d] (default %d), after\n"
       "                    %d untimed warm-ups\n"
-      "  -rtol R, -atol A  tolerances, finite numbers in [0, %g] (default %g each):\n"
+      "  -rtol R, -atol A  tolerances, decimal numbers in [0, %g] (default %g each):\n"
       "                    an element passes when |got - ref| <= A + R * |ref|\n"
       "  -h, --help        print this help and exit\n"
       "Exit status: 0 pass, 1 failed check or CUDA error, 2 bad command line,\n"
@@ -587,8 +272,6 @@ Options parseOptions(CommandLine& cl) {
   }
   if (o.bs % o.tile != 0)
     cl.fail("-bs must be a multiple of -tile (%d), got %d", o.tile, o.bs);
-  // The CPU reference needs the whole problem in host memory; past this bound
-  // it would also take many minutes on one core.
   if (hostBytes(o) > kMaxHostBytes)
     cl.fail("-m, -n, -k: the host buffers would need %.2f GiB (A, B, two copies of C and "
             "the double reference); this program allows at most %.2f GiB",
@@ -598,10 +281,11 @@ Options parseOptions(CommandLine& cl) {
 
 long long ceilDiv(long long a, long long b) { return (a + b - 1) / b; }
 
-// The launch: block (tile, rows), grid (grid_x, grid_y), smem_bytes per block.
+// The launch: block (tile, rows), grid (grid_x, grid_y); panel_bytes = the A
+// and B panels (R*T + T*T floats) the kernel stages per K step.
 struct Geometry {
   int tile, rows;
-  long long grid_x, grid_y, smem_bytes;
+  long long grid_x, grid_y, panel_bytes;
 };
 
 Geometry geometryFor(const Options& o) {
@@ -614,21 +298,16 @@ Geometry geometryFor(const Options& o) {
 struct DeviceLimits {
   long long kernel_threads;  // cudaFuncGetAttributes: registers can lower it
   long long block_x, block_y, grid_x, grid_y;
-  long long kernel_smem;  // dynamic shared memory per block without opt-in
 };
 
-DeviceLimits readLimits(const cudaDeviceProp& prop) {
-  cudaFuncAttributes fa{};
-  CUDA_CHECK(cudaFuncGetAttributes(&fa, gemmTiledKernel));
-  return DeviceLimits{fa.maxThreadsPerBlock,     prop.maxThreadsDim[0], prop.maxThreadsDim[1],
-                      prop.maxGridSize[0],       prop.maxGridSize[1],
-                      fa.maxDynamicSharedSizeBytes};
+DeviceLimits readLimits(const cudaDeviceProp& prop, const cudaFuncAttributes& fa) {
+  return DeviceLimits{fa.maxThreadsPerBlock, prop.maxThreadsDim[0], prop.maxThreadsDim[1],
+                      prop.maxGridSize[0], prop.maxGridSize[1]};
 }
 
-// Why the launch cannot run on this device, or "" when it can. The shared-
-// memory and grid.x rules cannot fire on any current GPU (static_assert above;
-// grid.x <= 2^24 < 2^31 - 1): they are kept because they are read from the
-// device, and the host test plants small limits to see each one fire.
+// Why the launch cannot run on this device, or "" when it can. The grid.x
+// rule cannot fire on a current GPU (grid.x <= 2^24 < 2^31 - 1); it is kept
+// because it is read from the device, and the host test plants a small limit.
 std::string launchProblem(const Options& o, const Geometry& g, const DeviceLimits& lim) {
   char buf[320] = "";
   if (o.bs > lim.kernel_threads)
@@ -649,23 +328,19 @@ std::string launchProblem(const Options& o, const Geometry& g, const DeviceLimit
                   "-n %lld: grid.x = ceil(N / %d) = %lld blocks exceeds this device's limit "
                   "of %lld (raise -tile)",
                   o.n, g.tile, g.grid_x, lim.grid_x);
-  else if (g.smem_bytes > lim.kernel_smem)
-    std::snprintf(buf, sizeof buf,
-                  "-tile %d with -bs %d: %lld bytes of shared memory per block exceed this "
-                  "device's %lld",
-                  o.tile, o.bs, g.smem_bytes, lim.kernel_smem);
   return buf;
 }
 
-// A, B and C on the device; an empty A or B (K = 0) still gets one element so
-// every pointer is a real allocation.
+// Device memory at the peak: the reference holds A, B and C in double; the
+// GEMM then A, B and C in float. An empty A or B (K = 0) still gets one
+// element, so every pointer is a real allocation.
 long long deviceBytes(const Options& o) {
-  return 4 * (std::max(o.m * o.k, 1LL) + std::max(o.k * o.n, 1LL) + o.m * o.n);
+  return 4 * (std::max(o.m * o.k, 1LL) + std::max(o.k * o.n, 1LL)) + 8 * o.m * o.n;
 }
 
-// ---------------------------------------------------------------------------
-// Check
-// ---------------------------------------------------------------------------
+// =============================================================================
+// Gates on the result: the check, and the tiling gate
+// =============================================================================
 // An element passes when |got - ref| <= atol + rtol*|ref|, tested as
 // !(d <= t) for a failure so that NaN and infinity fail. The score d / t says
 // how close to the tolerance an element came (1 = at the limit); unlike
@@ -714,199 +389,29 @@ void printCheck(const CheckResult& r, const Options& o, const float* got, const 
   std::printf("  largest finite |got - ref| = %.3g\n", r.max_abs_err);
 }
 
-// common: ceilings
-// Roofline ceilings, measured on this device by this program, with the figures
-// the device attributes imply printed beside them for comparison only.
-// - Bandwidth: a copy kernel streams one buffer into another. Each buffer is 4
-//   times the L2 size the device reports (at least 32 MiB, at most a quarter of
-//   the free memory), so L2 cannot hold the data between launches. Bytes =
-//   read + written; median of several launches through the common timer.
-// - FP32 peak: an FMA-bound kernel. Every thread runs kCeilingFmaChains
-//   independent FMA chains (the FMA pipe never waits for a result), and the
-//   grid fills every SM to its thread limit. 2 FLOP per FMA.
-// - From attributes: DRAM = 2 transfers per clock x memory clock x bus width.
-//   An FP32 peak would be SMs x FP32 lanes per SM x 2 x clock, but the lane
-//   count is not a device attribute (it needs a per-architecture table, which
-//   this course does not keep), so the per-lane figure is printed and the
-//   measured peak is expressed in it. CUDA 13 dropped the clock fields from
-//   cudaDeviceProp; the attributes are queried instead, and a query that fails
-//   or reports 0 prints n/a.
-// - The roofline ceiling at arithmetic intensity AI (FLOP per byte) is
-//   min(FP32 peak, AI x bandwidth).
-// Run time: about 10 ms on an H200 (9 launches of each kernel). Needs the
-// cuda_check and timer blocks above it, and <algorithm>, <cstdio>, <vector>.
-constexpr int kCeilingThreads = 256;     // per block, both kernels
-constexpr int kCeilingCopyUnroll = 4;    // float4 loads in flight per thread
-constexpr int kCeilingFmaChains = 8;     // independent FMA chains per thread
-constexpr int kCeilingFmaIters = 8192;   // FMAs per chain: ~0.6 ms per launch
-constexpr int kCeilingWarmups = 2;
-constexpr int kCeilingSamples = 7;       // odd: the median is one launch
-constexpr size_t kCeilingMinCopyBytes = size_t(32) << 20;
-static_assert(kCeilingFmaIters % 16 == 0,
-              "the FMA loop is unrolled by 16: a whole number of unrolled steps "
-              "keeps the loop counter out of the issue slots");
-
-struct Ceilings {
-  double copy_gbs;     // measured: bytes read + written / median time
-  double fp32_gflops;  // measured: 2 x FMAs / median time
-  double copy_bytes;   // size of each copy buffer
-  double l2_bytes;     // the device's L2 size
-  int sms;             // multiprocessors
-  int fma_blocks;      // blocks of kCeilingThreads in the FMA launch
-};
-
-// launch assumption: any 1-D block; gridDim.x * blockDim.x * kCeilingCopyUnroll
-//   >= n (the host launches exactly that many, rounded up).
-// memory: reads n float4 and writes n float4, coalesced; each thread issues
-//   its kCeilingCopyUnroll loads before its first store.
-__global__ void ceilingCopyKernel(const float4* __restrict__ in, float4* __restrict__ out,
-                                  long long n) {
-  const long long base =
-      static_cast<long long>(blockIdx.x) * blockDim.x * kCeilingCopyUnroll + threadIdx.x;
-  float4 v[kCeilingCopyUnroll];
-#pragma unroll
-  for (int u = 0; u < kCeilingCopyUnroll; ++u) {
-    const long long i = base + static_cast<long long>(u) * blockDim.x;
-    if (i < n) v[u] = in[i];
-  }
-#pragma unroll
-  for (int u = 0; u < kCeilingCopyUnroll; ++u) {
-    const long long i = base + static_cast<long long>(u) * blockDim.x;
-    if (i < n) out[i] = v[u];
-  }
+// snippet: tiling-gate
+// A correct result does not show tiling: the untiled loop adds the same terms
+// in the same order and prints the same digits. What tiling needs is room for
+// its panels, and the compiled kernel says how much shared memory it declares
+// (the compiler drops an array no code uses). Fewer bytes than the two panels
+// of this launch: the kernel cannot be staging them. (Its blind spot: a
+// kernel that uses shared memory without sharing it between threads passes;
+// nothing this program prints tells it from a tiled one, reading it does.)
+std::string tilingProblem(long long declaredBytes, const Geometry& g) {
+  if (declaredBytes >= g.panel_bytes) return "";
+  char buf[300];
+  std::snprintf(buf, sizeof buf,
+                "gemmTiledKernel declares %lld bytes of shared memory, fewer than the %lld "
+                "bytes of the A and B panels of tile %d and %d rows: it does not stage the "
+                "panels in shared memory (tile it as the comment above gemmTiledKernel says)",
+                declaredBytes, g.panel_bytes, g.tile, g.rows);
+  return buf;
 }
+// end snippet
 
-// launch assumption: out holds gridDim.x * blockDim.x floats.
-// memory: one float written per thread at the end; the rest is registers.
-// mul and add are arguments, so the compiler cannot fold the chains away.
-__global__ void ceilingFmaKernel(float* out, int iters, float mul, float add) {
-  float acc[kCeilingFmaChains];
-#pragma unroll
-  for (int c = 0; c < kCeilingFmaChains; ++c) acc[c] = static_cast<float>(threadIdx.x + c);
-#pragma unroll 16
-  for (int i = 0; i < iters; ++i) {
-#pragma unroll
-    for (int c = 0; c < kCeilingFmaChains; ++c) acc[c] = fmaf(acc[c], mul, add);
-  }
-  float sum = 0.0f;
-#pragma unroll
-  for (int c = 0; c < kCeilingFmaChains; ++c) sum += acc[c];
-  out[static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x] = sum;
-}
-
-// Measures both ceilings on the current device; allocates and frees its own
-// buffers (call it when about a quarter of the memory is free).
-inline Ceilings measureCeilings() {
-  int dev = 0, threadsPerSm = 0, l2 = 0;
-  Ceilings c{};
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&threadsPerSm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  size_t freeBytes = 0, totalBytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-
-  // Bandwidth: whole blocks only, so no thread of the copy is idle.
-  const size_t perBlock = size_t(kCeilingThreads) * kCeilingCopyUnroll * sizeof(float4);
-  size_t bytes = std::max(size_t(4) * static_cast<size_t>(l2), kCeilingMinCopyBytes);
-  bytes = std::min(bytes, freeBytes / 4) / perBlock * perBlock;
-  if (bytes == 0) {
-    std::fprintf(stderr, "ceilings: too little free device memory for the copy buffers\n");
-    std::exit(EXIT_FAILURE);
-  }
-  float4* in = nullptr;
-  float4* out = nullptr;
-  CUDA_CHECK(cudaMalloc(&in, bytes));
-  CUDA_CHECK(cudaMalloc(&out, bytes));
-  CUDA_CHECK(cudaMemset(in, 0, bytes));  // the copy reads initialised memory
-  const long long n4 = static_cast<long long>(bytes / sizeof(float4));
-  const unsigned copyBlocks = static_cast<unsigned>(bytes / perBlock);
-  const TimingStats copy = timeKernel(
-      [&] { ceilingCopyKernel<<<copyBlocks, kCeilingThreads>>>(in, out, n4); },
-      kCeilingWarmups, kCeilingSamples);
-  CUDA_CHECK(cudaFree(in));
-  CUDA_CHECK(cudaFree(out));
-  c.copy_bytes = static_cast<double>(bytes);
-  c.l2_bytes = static_cast<double>(l2);
-  c.copy_gbs = 2.0 * c.copy_bytes / (copy.median_ms * 1e-3) / 1e9;
-
-  // FP32 peak: every SM holds as many blocks as its thread limit allows.
-  c.fma_blocks = c.sms * std::max(1, threadsPerSm / kCeilingThreads);
-  float* sink = nullptr;
-  CUDA_CHECK(cudaMalloc(&sink, size_t(c.fma_blocks) * kCeilingThreads * sizeof(float)));
-  const TimingStats fma = timeKernel(
-      [&] {
-        ceilingFmaKernel<<<c.fma_blocks, kCeilingThreads>>>(sink, kCeilingFmaIters, 0.999f,
-                                                             0.001f);
-      },
-      kCeilingWarmups, kCeilingSamples);
-  CUDA_CHECK(cudaFree(sink));
-  const double flop =
-      2.0 * kCeilingFmaChains * kCeilingFmaIters * double(c.fma_blocks) * kCeilingThreads;
-  c.fp32_gflops = flop / (fma.median_ms * 1e-3) / 1e9;
-  return c;
-}
-
-// A device attribute, or 0 when the driver cannot report it (the error is
-// cleared, so a later launch check does not pick it up).
-inline int ceilingAttributeOrZero(cudaDeviceAttr attr) {
-  int dev = 0, v = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  if (cudaDeviceGetAttribute(&v, attr, dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return v;
-}
-
-// Prints both measured ceilings and the attribute figures to `out` (stdout,
-// or stderr where stdout carries CSV).
-inline void printCeilings(const Ceilings& c, std::FILE* out) {
-  std::fprintf(out, "Ceilings, measured on this device by this program (median of %d launches "
-               "each):\n", kCeilingSamples);
-  std::fprintf(out, "  bandwidth: %.1f GB/s measured, a kernel copying %.1f MB into a second "
-               "buffer", c.copy_gbs, c.copy_bytes / 1e6);
-  if (c.l2_bytes > 0.0)
-    std::fprintf(out, " (each %.1f times the L2 size)", c.copy_bytes / c.l2_bytes);
-  std::fprintf(out, "\n");
-  std::fprintf(out, "  FP32 peak: %.1f GFLOP/s measured, %d blocks of %d threads (every SM "
-               "full), %d independent FMA chains per thread\n",
-               c.fp32_gflops, c.fma_blocks, kCeilingThreads, kCeilingFmaChains);
-  const int memKhz = ceilingAttributeOrZero(cudaDevAttrMemoryClockRate);
-  const int busBits = ceilingAttributeOrZero(cudaDevAttrGlobalMemoryBusWidth);
-  const int clockKhz = ceilingAttributeOrZero(cudaDevAttrClockRate);
-  if (memKhz > 0 && busBits > 0) {
-    std::fprintf(out, "  from attributes, for comparison: DRAM 2 x %.0f MHz x %d-bit bus = "
-                 "%.1f GB/s (assumes 2 transfers per clock)\n",
-                 memKhz / 1e3, busBits, 2.0 * memKhz * 1e3 * busBits / 8.0 / 1e9);
-  } else {
-    std::fprintf(out, "  from attributes, for comparison: DRAM n/a (no memory clock or bus "
-                 "width reported)\n");
-  }
-  if (clockKhz > 0) {
-    const double perLane = c.sms * 2.0 * clockKhz * 1e3 / 1e9;
-    std::fprintf(out, "  from attributes, for comparison: FP32 %d SMs x 2 FLOP x %.0f MHz = "
-                 "%.1f GFLOP/s per FP32 lane of an SM; the lane count is not an attribute "
-                 "(the measured peak is %.1fx this)\n",
-                 c.sms, clockKhz / 1e3, perLane, c.fp32_gflops / perLane);
-  } else {
-    std::fprintf(out, "  from attributes, for comparison: FP32 n/a (no clock rate "
-                 "reported)\n");
-  }
-}
-
-// The roofline: at arithmetic intensity ai (FLOP per byte), no kernel beats
-// the compute peak, nor ai x the bandwidth. Which of the two binds is decided
-// by measured figures, so near the ridge (ai = peak / bandwidth) it can change
-// from run to run: print both terms rather than a word that names one.
-inline double rooflineGflops(const Ceilings& c, double ai) {
-  return std::min(c.fp32_gflops, ai * c.copy_gbs);
-}
-// end common: ceilings
-
-// ---------------------------------------------------------------------------
-// Metrics
-// ---------------------------------------------------------------------------
+// =============================================================================
+// Metrics and the roofline
+// =============================================================================
 // Compulsory traffic: what any GEMM must move, A and B read once, C written once.
 double compulsoryBytes(const Options& o) {
   return 4.0 * (static_cast<double>(o.m) * o.k + static_cast<double>(o.k) * o.n +
@@ -915,7 +420,8 @@ double compulsoryBytes(const Options& o) {
 
 // Modelled traffic of this kernel: every in-bounds load it issues, as if no
 // cache served any of them (A once per block column, B once per block row),
-// plus the C write. The origin's 4MNK(1/T + 1/R) is this without C.
+// plus the C write. Untiled (one block column per column) it would be
+// 8 bytes per multiply-add.
 double modelledBytes(const Options& o, const Geometry& g) {
   return 4.0 * (static_cast<double>(o.m) * o.k * g.grid_x +
                 static_cast<double>(o.k) * o.n * g.grid_y + static_cast<double>(o.m) * o.n);
@@ -954,32 +460,149 @@ void placeOnRoofline(const char* model, double bytes, double flop, double gflops
 }
 // end snippet
 
-// ---------------------------------------------------------------------------
-// main
-// ---------------------------------------------------------------------------
-template <typename T>
-std::vector<T> hostBuffer(long long count) {
-  try {
-    return std::vector<T>(static_cast<size_t>(count));
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "host allocation of %.2f GiB failed\n",
-                 count * sizeof(T) / 1073741824.0);
-    std::exit(EXIT_FAILURE);
+// The ridge point, peak / bandwidth in FLOP/B: a kernel whose AI lies below it
+// is held back by bandwidth (the sloped roof), above it by arithmetic (the
+// flat roof). The ridge is the device's, so the side is decided with the
+// bounds from its attributes (the same on every run of one GPU model) and
+// printed on a [device] line, with the L2 that decides how much of the
+// traffic reaches DRAM at all.
+void printRidge(const Ceilings& c, double flop, double compulsory, double modelled) {
+  std::printf("[device] ridge point = FP32 bound / DRAM bound = ");
+  if (c.fp32_bound_gflops > 0.0 && c.dram_bound_gbs > 0.0) {
+    const double ridge = c.fp32_bound_gflops / c.dram_bound_gbs;
+    auto roof = [ridge](double ai) { return ai < ridge ? "below: bandwidth" : "above: compute"; };
+    std::printf("%.2f FLOP/B; compulsory AI %.2f %s roof, modelled AI %.2f %s roof", ridge,
+                flop / compulsory, roof(flop / compulsory), flop / modelled, roof(flop / modelled));
+  } else {
+    std::printf("n/a (a bound is unknown)");
   }
+  std::printf("; A, B and C (%.2f MB) %s the %g MiB L2\n", compulsory / 1e6,
+              compulsory <= c.l2_bytes ? "fit in" : "exceed", c.l2_bytes / 1048576.0);
+}
+
+// =============================================================================
+// The experiment, phase by phase
+// =============================================================================
+void printDevice(const cudaDeviceProp& prop) {
+  std::printf("GPU: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
+  std::printf("[device] %d SMs, %d threads/SM, grid up to %d x %d blocks, %g KiB shared "
+              "memory/block (%g KiB opt-in), %g MiB L2\n",
+              prop.multiProcessorCount, prop.maxThreadsPerMultiProcessor, prop.maxGridSize[0],
+              prop.maxGridSize[1], prop.sharedMemPerBlock / 1024.0,
+              prop.sharedMemPerBlockOptin / 1024.0, prop.l2CacheSize / 1048576.0);
+}
+
+// Refuses (exit 2), before any allocation or reference, what the device cannot
+// launch or hold; then prints the launch.
+Geometry planLaunch(const Options& o, const cudaDeviceProp& prop, const cudaFuncAttributes& fa,
+                    CommandLine& cl) {
+  const Geometry g = geometryFor(o);
+  const std::string problem = launchProblem(o, g, readLimits(prop, fa));
+  if (!problem.empty()) cl.fail("%s", problem.c_str());
+  size_t freeBytes = 0, totalBytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+  if (deviceBytes(o) > static_cast<long long>(freeBytes))
+    cl.fail("-m, -n, -k: the reference and the GEMM need %.2f GiB of device memory, more than "
+            "the %.2f GiB free", deviceBytes(o) / 1073741824.0, freeBytes / 1073741824.0);
+  std::printf("Launch: tile %d, block (%d, %d) = %d threads, grid (%lld, %lld), A and B panels "
+              "of %lld bytes in shared memory\n",
+              g.tile, g.tile, g.rows, o.bs, g.grid_x, g.grid_y, g.panel_bytes);
+  return g;
+}
+
+// The reference, timed on the host clock (it includes the copies and the CPU rows).
+std::vector<double> computeReference(const Options& o, const std::vector<float>& A,
+                                     const std::vector<float>& B) {
+  std::vector<double> ref = hostBuffer<double>(o.m * o.n);
+  const auto t0 = std::chrono::steady_clock::now();
+  referenceGemm(A.data(), B.data(), ref.data(), static_cast<int>(o.m), static_cast<int>(o.n),
+                static_cast<int>(o.k));
+  const std::chrono::duration<double, std::milli> t = std::chrono::steady_clock::now() - t0;
+  std::printf("Reference: double sums in ascending k on the GPU, rows %lld, %lld and %lld "
+              "recomputed on the CPU bit for bit, %.1f ms\n", 0LL, o.m / 2, o.m - 1, t.count());
+  return ref;
+}
+
+struct DeviceGemm {
+  float *A = nullptr, *B = nullptr, *C = nullptr;
+  size_t c_bytes = 0;
+};
+
+DeviceGemm upload(const std::vector<float>& A, const std::vector<float>& B, long long cCount) {
+  DeviceGemm d;
+  d.c_bytes = static_cast<size_t>(cCount) * sizeof(float);
+  CUDA_CHECK(cudaMalloc(&d.A, std::max(A.size(), size_t(1)) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&d.B, std::max(B.size(), size_t(1)) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&d.C, d.c_bytes));
+  if (!A.empty() && !B.empty()) {  // K = 0: the one-element buffers are never read
+    CUDA_CHECK(cudaMemcpy(d.A, A.data(), A.size() * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(d.B, B.data(), B.size() * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  return d;
+}
+
+void release(DeviceGemm& d) {
+  CUDA_CHECK(cudaFree(d.A));
+  CUDA_CHECK(cudaFree(d.B));
+  CUDA_CHECK(cudaFree(d.C));
+}
+
+// The checked launch, on its own: C is poisoned with NaN (all bits set) first,
+// so an element the kernel does not write fails the check.
+template <typename Launch>
+std::vector<float> checkedLaunch(Launch launch, const DeviceGemm& d, long long count) {
+  std::vector<float> got = hostBuffer<float>(count);
+  CUDA_CHECK(cudaMemset(d.C, 0xFF, d.c_bytes));
+  launch();
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  CUDA_CHECK(cudaMemcpy(got.data(), d.C, d.c_bytes, cudaMemcpyDeviceToHost));
+  return got;
+}
+
+// Times the launches, then checks that they left the checked output, bit for bit.
+template <typename Launch>
+TimingStats timeLaunches(Launch launch, const DeviceGemm& d, const std::vector<float>& got,
+                         int iters, bool* reproduced) {
+  const TimingStats t = timeKernel(launch, kWarmups, iters);
+  std::vector<float> after = hostBuffer<float>(static_cast<long long>(got.size()));
+  CUDA_CHECK(cudaMemcpy(after.data(), d.C, d.c_bytes, cudaMemcpyDeviceToHost));
+  *reproduced = std::memcmp(after.data(), got.data(), d.c_bytes) == 0;
+  return t;
+}
+
+void printTime(const TimingStats& t, double flop) {
+  std::printf("Time: median %.4f ms, mean %.4f ms, min %.4f ms, max %.4f ms over %d launches "
+              "queued back to back after %d warm-ups\n",
+              t.median_ms, t.mean_ms, t.min_ms, t.max_ms, t.samples, kWarmups);
+  std::printf("Rate: ");
+  printGflops(gflopsAt(flop, t.median_ms));
+  std::printf(" at the median, ");
+  printGflops(gflopsAt(flop, t.min_ms));
+  std::printf(" at the best time\n");
+}
+
+// Measures the ceilings (the GEMM's buffers are freed by now) and places the
+// median time on the roofline under two models of the traffic.
+void printRoofline(const Options& o, const Geometry& g, double flop, double gflops) {
+  const Ceilings c = measureCeilings();  // exit 1 if a measurement is above its bound
+  printCeilings(c, stdout);
+  std::printf("Roofline at the median time, ceiling = min(measured FP32 peak, AI x measured "
+              "bandwidth):\n");
+  std::printf("  untiled, every multiply-add loads its A and B element: 8 bytes for 2 FLOP, "
+              "AI 0.25 FLOP/B\n");
+  placeOnRoofline("compulsory traffic (A and B read once, C written once)", compulsoryBytes(o),
+                  flop, gflops, c);
+  placeOnRoofline("modelled traffic (every load the kernel issues, no cache reuse, C written "
+                  "once)", modelledBytes(o, g), flop, gflops, c);
+  printRidge(c, flop, compulsoryBytes(o), modelledBytes(o, g));
 }
 
 int main(int argc, char** argv) {
   CommandLine cl(argc, argv, usageText());
   const Options o = parseOptions(cl);  // exit 2 on a bad command line, no CUDA call
-
   const cudaDeviceProp prop = requireCudaDevice();  // exit 77 without a device
-  std::printf("GPU: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
-  std::printf("Device: %d SMs, %d threads/SM, %d threads/block, grid up to %d x %d blocks, "
-              "%g KiB shared memory/block (%g KiB with opt-in), %g MiB L2\n",
-              prop.multiProcessorCount, prop.maxThreadsPerMultiProcessor,
-              prop.maxThreadsPerBlock, prop.maxGridSize[0], prop.maxGridSize[1],
-              prop.sharedMemPerBlock / 1024.0, prop.sharedMemPerBlockOptin / 1024.0,
-              prop.l2CacheSize / 1048576.0);
+  printDevice(prop);
   const double flop = 2.0 * static_cast<double>(o.m) * o.n * o.k;
   std::printf("Problem: C (%lld x %lld) = A (%lld x %lld) * B (%lld x %lld), FP32, row-major, "
               "%.3f GFLOP\n", o.m, o.n, o.m, o.k, o.k, o.n, flop / 1e9);
@@ -987,113 +610,349 @@ int main(int argc, char** argv) {
     std::printf("Empty output: C has no elements; nothing to compute, launch or time.\n");
     return EXIT_SUCCESS;
   }
+  cudaFuncAttributes fa{};
+  CUDA_CHECK(cudaFuncGetAttributes(&fa, gemmTiledKernel));
+  const Geometry g = planLaunch(o, prop, fa, cl);
 
-  // Refuse, before any allocation or CPU reference, what the device cannot do.
-  const Geometry g = geometryFor(o);
-  const std::string problem = launchProblem(o, g, readLimits(prop));
-  if (!problem.empty()) cl.fail("%s", problem.c_str());
-  size_t freeBytes = 0, totalBytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-  if (deviceBytes(o) > static_cast<long long>(freeBytes))
-    cl.fail("-m, -n, -k: A, B and C need %.2f GiB of device memory, more than the %.2f GiB "
-            "free", deviceBytes(o) / 1073741824.0, freeBytes / 1073741824.0);
-  std::printf("Launch: tile %d, block (%d, %d) = %d threads, grid (%lld, %lld), %lld bytes of "
-              "shared memory per block\n",
-              g.tile, g.tile, g.rows, o.bs, g.grid_x, g.grid_y, g.smem_bytes);
+  bool ok = true;  // every gate is evaluated and reported; any failure means exit 1
+  auto gate = [&ok](const std::string& problem) {
+    if (!problem.empty()) std::fprintf(stderr, "GATE: %s\n", problem.c_str());
+    ok = ok && problem.empty();
+  };
+  gate(tilingProblem(static_cast<long long>(fa.sharedSizeBytes), g));
 
-  // Inputs and the reference, timed on the host clock (host work).
   std::vector<float> A = hostBuffer<float>(o.m * o.k), B = hostBuffer<float>(o.k * o.n);
-  std::vector<double> ref = hostBuffer<double>(o.m * o.n);
-  std::vector<float> got = hostBuffer<float>(o.m * o.n);
   fillInputs(A, B);
-  const auto t0 = std::chrono::steady_clock::now();
-  cpuReferenceGemm(A.data(), B.data(), ref.data(), o.m, o.n, o.k);
-  const std::chrono::duration<double, std::milli> refTime = std::chrono::steady_clock::now() - t0;
-  std::printf("CPU reference: %.1f ms on the host clock (double sums in ascending k)\n",
-              refTime.count());
-
-  float *dA = nullptr, *dB = nullptr, *dC = nullptr;
-  const size_t aBytes = std::max(A.size(), size_t(1)) * sizeof(float);
-  const size_t bBytes = std::max(B.size(), size_t(1)) * sizeof(float);
-  const size_t cBytes = got.size() * sizeof(float);
-  CUDA_CHECK(cudaMalloc(&dA, aBytes));
-  CUDA_CHECK(cudaMalloc(&dB, bBytes));
-  CUDA_CHECK(cudaMalloc(&dC, cBytes));
-  if (o.k > 0) {  // K = 0: A and B are empty, their one-element buffers never read
-    CUDA_CHECK(cudaMemcpy(dA, A.data(), A.size() * sizeof(float), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(dB, B.data(), B.size() * sizeof(float), cudaMemcpyHostToDevice));
-  }
+  const std::vector<double> ref = computeReference(o, A, B);
+  DeviceGemm d = upload(A, B, o.m * o.n);
   const auto launch = [&] {
     gemmTiledKernel<<<dim3(static_cast<unsigned>(g.grid_x), static_cast<unsigned>(g.grid_y)),
-                      dim3(g.tile, g.rows), static_cast<size_t>(g.smem_bytes)>>>(
-        dA, dB, dC, o.m, o.n, o.k);
+                      dim3(g.tile, g.rows)>>>(d.A, d.B, d.C, o.m, o.n, o.k);
   };
-
-  // The checked launch, on its own: C is poisoned with NaN (all bits set)
-  // first, so an element the kernel does not write fails the check.
-  CUDA_CHECK(cudaMemset(dC, 0xFF, cBytes));
-  launch();
-  CUDA_CHECK_LAUNCH();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  CUDA_CHECK(cudaMemcpy(got.data(), dC, cBytes, cudaMemcpyDeviceToHost));
+  const std::vector<float> got = checkedLaunch(launch, d, o.m * o.n);
   const CheckResult check = checkGemm(got.data(), ref.data(), o.m * o.n, o.rtol, o.atol);
   printCheck(check, o, got.data(), ref.data());
-
-  bool ok = true;
-  auto gate = [&ok](bool held, const char* claim) {
-    if (!held) std::fprintf(stderr, "GATE: %s\n", claim);
-    ok = ok && held;
-  };
-  char claim[200];
-  std::snprintf(claim, sizeof claim,
-                "%lld of %lld elements failed the check against the CPU reference (worst at "
-                "row %lld, col %lld)", check.failures, o.m * o.n, check.worst / o.n,
-                check.worst % o.n);
-  gate(check.failures == 0, claim);
-  TimingStats t{};
-  if (ok) {  // never time a wrong result
-    t = timeKernel(launch, kWarmups, o.iters);
-    std::vector<float> after = hostBuffer<float>(o.m * o.n);
-    CUDA_CHECK(cudaMemcpy(after.data(), dC, cBytes, cudaMemcpyDeviceToHost));
-    gate(std::memcmp(after.data(), got.data(), cBytes) == 0,
-         "the timed launches did not reproduce the checked output bit for bit");
+  if (check.failures > 0) {  // never time a wrong result
+    char claim[200];
+    std::snprintf(claim, sizeof claim, "%lld of %lld elements failed the check against the "
+                  "reference (worst at row %lld, col %lld)", check.failures, o.m * o.n,
+                  check.worst / o.n, check.worst % o.n);
+    gate(claim);
+    release(d);
+    return EXIT_FAILURE;
   }
+  bool reproduced = false;
+  const TimingStats t = timeLaunches(launch, d, got, o.iters, &reproduced);
+  release(d);
+  gate(reproduced ? "" : "the timed launches did not reproduce the checked output bit for bit");
+  if (!reproduced) return EXIT_FAILURE;
+  std::printf("Timed launches reproduced the checked output bit for bit.\n");
+  printTime(t, flop);
+  printRoofline(o, g, flop, gflopsAt(flop, t.median_ms));
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+// =============================================================================
+// Course toolkit: the blocks every lesson carries (error checks, timer,
+// command line, reference GEMM, roofline ceilings). Machinery: skip it on a
+// first read.
+// =============================================================================
+// common: cuda_check
+// Device 0's properties, or exit 77 with one line (no driver or no device).
+cudaDeviceProp requireCudaDevice() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "no usable CUDA device: %s (exit 77 = skipped)\n",
+                 err != cudaSuccess ? cudaGetErrorString(err) : "the driver reports no device");
+    std::exit(kExitNoDevice);
+  }
+  CUDA_CHECK(cudaSetDevice(0));
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  return prop;
+}
+// end common: cuda_check
+// common: timer
+// Kernel timer. Warm-ups launch the kernel being timed (lazy loading charges
+// each kernel on its first launch; clocks ramp up). Each sample is one launch
+// between two events, queued back to back, so the events read the GPU's clock
+// and launch latency hides behind the previous launch. The median ignores the
+// odd sample hit by a clock change. Inputs stay in L2 when they fit.
+template <typename Launch>
+TimingStats timeKernel(Launch launch, int warmups, int samples) {
+  samples = std::max(samples, 1);  // callers validate; this keeps the median defined
+  for (int i = 0; i < warmups; ++i) launch();
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<cudaEvent_t> marks(static_cast<size_t>(samples) + 1);
+  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventCreate(&e));
+  CUDA_CHECK(cudaEventRecord(marks[0]));
+  for (size_t i = 1; i < marks.size(); ++i) {
+    launch();
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaEventRecord(marks[i]));
+  }
+  CUDA_CHECK(cudaEventSynchronize(marks.back()));
+  std::vector<double> ms(marks.size() - 1);
+  double total = 0.0;
+  for (size_t i = 0; i < ms.size(); ++i) {
+    float t = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&t, marks[i], marks[i + 1]));
+    total += (ms[i] = t);
+  }
+  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventDestroy(e));
+  std::sort(ms.begin(), ms.end());
+  const size_t h = ms.size() / 2;
+  const double median = (ms.size() % 2 == 1) ? ms[h] : 0.5 * (ms[h - 1] + ms[h]);
+  return TimingStats{median, ms.front(), ms.back(), total / samples, samples};
+}
+// end common: timer
+// common: cli
+// Strict command line (no CUDA call: a bad one exits 2 without a GPU too).
+// Tokens are read left to right, the last occurrence of an option wins, and a
+// valued option takes the next token. A number is the whole token ("12x" is
+// refused); integers are base 10; reals are plain decimals ("0.5", "1e-3"),
+// so hex floats, inf, nan and values that overflow or underflow ("1e999",
+// "1e-400") are refused, as is anything out of range. An error is one stderr
+// line (the option, what it accepts, what it got), the usage, exit 2; -h and
+// --help print the usage on stdout, exit 0. stdout is checked at exit: a
+// failed write (CSV into a full disk) gets one stderr line and exit 1.
+bool parseIntToken(const char* text, long long lo, long long hi, long long* out) {
+  char* end = nullptr;
+  errno = 0;  // strtoll would skip leading blanks: the first character must be a sign or digit
+  if (!text || !(std::isdigit(static_cast<unsigned char>(*text)) || *text == '-' || *text == '+'))
+    return false;
+  const long long v = std::strtoll(text, &end, 10);
+  if (errno == ERANGE || end == text || *end != '\0' || v < lo || v > hi) return false;
+  return *out = v, true;
+}
+
+bool parseRealToken(const char* text, double lo, double hi, double* out) {
+  char* end = nullptr;
+  errno = 0;  // decimal characters only: no blanks, hex, inf or nan
+  if (!text || !*text || std::strspn(text, "0123456789.eE+-") != std::strlen(text)) return false;
+  const double v = std::strtod(text, &end);  // ERANGE: overflow or underflow
+  if (errno == ERANGE || end == text || *end != '\0' || !(v >= lo && v <= hi)) return false;
+  return *out = v, true;
+}
+
+void checkStdoutAtExit() {  // registered by CommandLine's constructor
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return;
+  std::fputs("error: writing to stdout failed (a full disk or a closed pipe?)\n", stderr);
+  std::_Exit(EXIT_FAILURE);
+}
+
+CommandLine::CommandLine(int argc, char** argv, std::string usage)
+    : argc_(argc), argv_(argv), usage_(std::move(usage)) {
+  std::atexit(checkStdoutAtExit);
+}
+bool CommandLine::next() {
+  if (++i_ >= argc_) return false;
+  if (is("-h") || is("--help")) {
+    std::fputs(usage_.c_str(), stdout);
+    std::exit(EXIT_SUCCESS);
+  }
+  return true;
+}
+bool CommandLine::is(const char* name) const { return std::strcmp(argv_[i_], name) == 0; }
+const char* CommandLine::takeValue() { return (i_ + 1 < argc_) ? argv_[++i_] : nullptr; }
+
+long long CommandLine::intValue(long long lo, long long hi) {
+  const char *opt = argv_[i_], *text = takeValue();
+  long long v = 0;
+  if (!parseIntToken(text, lo, hi, &v))
+    fail("%s expects an integer in [%lld, %lld], got %s%s%s", opt, lo, hi,
+         text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
+  return v;
+}
+double CommandLine::realValue(double lo, double hi) {
+  const char *opt = argv_[i_], *text = takeValue();
+  double v = 0.0;
+  if (!parseRealToken(text, lo, hi, &v))
+    fail("%s expects a decimal number in [%g, %g] (no hex, inf, nan, overflow or underflow), "
+         "got %s%s%s", opt, lo, hi, text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
+  return v;
+}
+
+void CommandLine::unknownOption() const {
+  fail("unknown option \"%s\" (the accepted options are listed below)", argv_[i_]);
+}
+void CommandLine::fail(const char* fmt, ...) const {
+  std::fflush(stdout);  // whatever was printed so far comes first
+  std::fputs("error: ", stderr);
+  va_list args;
+  va_start(args, fmt);
+  std::vfprintf(stderr, fmt, args);
+  va_end(args);
+  std::fputc('\n', stderr);
+  std::fputs(usage_.c_str(), stderr);
+  std::exit(kExitBadCommandLine);
+}
+// end common: cli
+// common: reference_gemm
+// Reference GEMM: C[i*N + j] = sum over k = 0, 1, ..., K-1 (ascending, from
+// 0.0, one double accumulator) of double(A[i*K + k]) * double(B[k*N + j]).
+// It runs on the GPU (one thread per element), so a 4096^3 reference takes
+// about a second instead of minutes of one CPU core, and it stays independent
+// of the kernels it judges: another precision (a float x float product has at
+// most 48 significant bits, so it is exact in double and each add rounds
+// once), other code (no tiling, no shared memory, no split of k), and rows 0,
+// M/2 and M-1 are recomputed by a CPU loop in the same order and must match
+// bit for bit (fma or multiply-then-add: with an exact product both round the
+// same sum). A layout, indexing or launch error on the GPU side would have to
+// be repeated by the CPU loop to pass.
+__global__ void referenceGemmKernel(const float* A, const float* B, double* C, int M, int N,
+                                    int K) {
+  const long long count = static_cast<long long>(M) * N, step = 1LL * gridDim.x * blockDim.x;
+  for (long long e = 1LL * blockIdx.x * blockDim.x + threadIdx.x; e < count; e += step) {
+    const long long i = e / N, j = e % N;
+    double acc = 0.0;
+    for (long long k = 0; k < K; ++k) acc = fma(double(A[i * K + k]), double(B[k * N + j]), acc);
+    C[e] = acc;
+  }
+}
+
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K) {
+  for (int j = 0; j < N; ++j) row[j] = 0.0;
+  for (long long k = 0; k < K; ++k)  // k outer reads B along rows; each sum still ascends in k
+    for (long long j = 0; j < N; ++j) row[j] += double(A[1LL * i * K + k]) * double(B[k * N + j]);
+}
+
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K) {
+  const long long count = 1LL * M * N, a = 1LL * M * K, b = 1LL * K * N;
+  if (count == 0) return;
+  float *dA = nullptr, *dB = nullptr;  // device copies; dC: the result in double
+  double* dC = nullptr;
+  CUDA_CHECK(cudaMalloc(&dA, std::max(a, 1LL) * sizeof(float)));  // K = 0: 1 unread element
+  CUDA_CHECK(cudaMalloc(&dB, std::max(b, 1LL) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&dC, count * sizeof(double)));
+  if (K > 0) CUDA_CHECK(cudaMemcpy(dA, A, a * sizeof(float), cudaMemcpyHostToDevice));
+  if (K > 0) CUDA_CHECK(cudaMemcpy(dB, B, b * sizeof(float), cudaMemcpyHostToDevice));
+  referenceGemmKernel<<<static_cast<int>(std::min((count + 255) / 256, 1LL << 16)), 256>>>(
+      dA, dB, dC, M, N, K);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(C, dC, count * sizeof(double), cudaMemcpyDeviceToHost));
   CUDA_CHECK(cudaFree(dA));
   CUDA_CHECK(cudaFree(dB));
   CUDA_CHECK(cudaFree(dC));
-  if (!ok) return EXIT_FAILURE;
-
-  std::printf("Timed launches reproduced the checked output bit for bit.\n");
-  std::printf("Time: median %.4f ms, mean %.4f ms, min %.4f ms, max %.4f ms over %d launches "
-              "queued back to back after %d warm-ups\n",
-              t.median_ms, t.mean_ms, t.min_ms, t.max_ms, t.samples, kWarmups);
-  const double gflops = gflopsAt(flop, t.median_ms);
-  std::printf("Rate: ");
-  printGflops(gflops);
-  std::printf(" at the median, ");
-  printGflops(gflopsAt(flop, t.min_ms));
-  std::printf(" at the best time\n");
-
-  const Ceilings c = measureCeilings();  // the GEMM buffers are freed: memory is free
-  printCeilings(c, stdout);
-  std::printf("Roofline at the median time, ceiling = min(measured FP32 peak, AI x measured "
-              "bandwidth):\n");
-  placeOnRoofline("compulsory traffic (A and B read once, C written once)", compulsoryBytes(o),
-                  flop, gflops, c);
-  placeOnRoofline("modelled traffic (every load the kernel issues, no cache reuse, C written "
-                  "once)", modelledBytes(o, g), flop, gflops, c);
-  if (compulsoryBytes(o) <= c.l2_bytes)  // sizes and the device decide: deterministic
-    std::printf("  A, B and C fit in the L2, so the timed launches find them there: the DRAM "
-                "traffic per launch can be below even the compulsory figure.\n");
-  else
-    std::printf("  The DRAM traffic lies between the two: L1 and L2 serve most of the "
-                "repeated panel loads the model counts.\n");
-
-  if (!kTiledKernelWritten) {
-    std::printf("Left to write: gemmTiledKernel's body (the exercise region) is still the "
-                "naive stand-in; tile it through shared memory, then set kTiledKernelWritten "
-                "to true.\n");
-    return EXIT_FAILURE;
+  std::vector<double> row(static_cast<size_t>(N));
+  for (int i : {0, M / 2, M - 1}) {
+    referenceRowCpu(A, B, row.data(), i, N, K);
+    if (std::memcmp(row.data(), C + 1LL * i * N, N * sizeof(double)) != 0) {
+      std::fprintf(stderr, "GATE: the GPU reference GEMM and its CPU loop differ in row %d\n", i);
+      std::exit(EXIT_FAILURE);
+    }
   }
-  return EXIT_SUCCESS;
 }
+// end common: reference_gemm
+// common: ceilings
+// Roofline ceilings, measured by this program. Bandwidth: a kernel copies one
+// buffer into another, each 4 x the L2 (32 MiB to a quarter of free memory) so
+// the L2 cannot hold them; bytes read + written / median time. FP32 peak: each
+// thread runs kCeilingChains independent FMA chains on every SM; 2 FLOP/FMA.
+// Each is gated against its bound from the attributes: DRAM 2 transfers per
+// clock x memory clock x bus width / 8; FP32 SMs x lanes x 2 x clock. Lanes
+// (no attribute) are the FP32 multiply-adds per clock per SM of the CUDA C++
+// Programming Guide's arithmetic-instruction table: 64 on 7.x and 8.0, 128 on
+// 8.6 to 12.x, else 0 and no gate (no guess). Cards may boost past nominal
+// clocks: only a figure above kCeilingSlack x its bound fails (GATE, exit 1).
+constexpr int kCeilingThreads = 256, kCeilingUnroll = 4, kCeilingChains = 8;
+constexpr int kCeilingFmaIters = 8192;  // FMAs per chain: about 0.6 ms per launch on an H200
+constexpr double kCeilingSlack = 1.25;
+
+// launch assumption: gridDim.x * blockDim.x * kCeilingUnroll float4 in each buffer.
+__global__ void ceilingCopyKernel(const float4* __restrict__ in, float4* __restrict__ out) {
+  const long long base = 1LL * blockIdx.x * blockDim.x * kCeilingUnroll + threadIdx.x;
+  float4 v[kCeilingUnroll];  // every load in flight before the first store
+#pragma unroll
+  for (int u = 0; u < kCeilingUnroll; ++u) v[u] = in[base + 1LL * u * blockDim.x];
+#pragma unroll
+  for (int u = 0; u < kCeilingUnroll; ++u) out[base + 1LL * u * blockDim.x] = v[u];
+}
+
+// mul and add are arguments, so the compiler cannot fold the chains away.
+__global__ void ceilingFmaKernel(float* out, int iters, float mul, float add) {
+  float acc[kCeilingChains], sum = 0.0f;  // constant trip counts: unrolled into registers
+  for (int c = 0; c < kCeilingChains; ++c) acc[c] = static_cast<float>(threadIdx.x + c);
+#pragma unroll 16
+  for (int i = 0; i < iters; ++i)
+#pragma unroll
+    for (int c = 0; c < kCeilingChains; ++c) acc[c] = fmaf(acc[c], mul, add);
+  for (int c = 0; c < kCeilingChains; ++c) sum += acc[c];
+  out[1LL * blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+int ceilingAttribute(cudaDeviceAttr attr) {  // 0 where the driver cannot say (error cleared)
+  int v = 0;
+  return cudaDeviceGetAttribute(&v, attr, 0) == cudaSuccess ? v : ((void)cudaGetLastError(), 0);
+}
+
+void ceilingGate(const char* what, double measured, double bound, const char* unit) {
+  if (bound <= 0.0 || measured <= kCeilingSlack * bound) return;
+  std::fprintf(stderr, "GATE: measured %s %.1f %s is above %.2f x the %.1f %s that the device's "
+               "attributes allow: a broken measurement\n", what, measured, unit, kCeilingSlack,
+               bound, unit);
+  std::exit(EXIT_FAILURE);
+}
+
+Ceilings measureCeilings() {
+  Ceilings c{};
+  const int sms = ceilingAttribute(cudaDevAttrMultiProcessorCount);
+  const int l2 = ceilingAttribute(cudaDevAttrL2CacheSize);
+  const size_t chunk = size_t(kCeilingThreads) * kCeilingUnroll * sizeof(float4);
+  size_t freeBytes = 0, totalBytes = 0, big = std::max(size_t(4) * l2, size_t(32) << 20);
+  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+  const size_t bytes = std::min(big, freeBytes / 4) / chunk * chunk;
+  float4 *in = nullptr, *out = nullptr;
+  CUDA_CHECK(cudaMalloc(&in, bytes));
+  CUDA_CHECK(cudaMalloc(&out, bytes));
+  CUDA_CHECK(cudaMemset(in, 0, bytes));  // the copy reads initialised memory
+  const TimingStats copy = timeKernel(
+      [&] { ceilingCopyKernel<<<unsigned(bytes / chunk), kCeilingThreads>>>(in, out); }, 2,
+      kCeilingSamples);
+  CUDA_CHECK(cudaFree(in));
+  CUDA_CHECK(cudaFree(out));
+  c.copy_bytes = double(bytes), c.l2_bytes = double(l2);
+  c.copy_gbs = 2.0 * c.copy_bytes / (copy.median_ms * 1e-3) / 1e9;
+  const int perSm = std::max(1, ceilingAttribute(cudaDevAttrMaxThreadsPerMultiProcessor) /
+                                    kCeilingThreads);
+  const int blocks = sms * perSm;
+  float* sink = nullptr;
+  CUDA_CHECK(cudaMalloc(&sink, size_t(blocks) * kCeilingThreads * sizeof(float)));
+  const TimingStats fma = timeKernel([&] {
+    ceilingFmaKernel<<<blocks, kCeilingThreads>>>(sink, kCeilingFmaIters, 0.999f, 0.001f);
+  }, 2, kCeilingSamples);
+  CUDA_CHECK(cudaFree(sink));
+  const double flop = 2.0 * kCeilingChains * kCeilingFmaIters * blocks * kCeilingThreads;
+  c.fp32_gflops = flop / (fma.median_ms * 1e-3) / 1e9;
+
+  const int memMhz = ceilingAttribute(cudaDevAttrMemoryClockRate) / 1000;
+  const int bus = ceilingAttribute(cudaDevAttrGlobalMemoryBusWidth);
+  const int major = ceilingAttribute(cudaDevAttrComputeCapabilityMajor);
+  const int minor = ceilingAttribute(cudaDevAttrComputeCapabilityMinor);
+  const int lanes = (major == 7 || (major == 8 && minor == 0)) ? 64
+                    : (major >= 8 && major <= 12)               ? 128 : 0;
+  const int mhz = ceilingAttribute(cudaDevAttrClockRate) / 1000;
+  c.dram_bound_gbs = 2.0 * memMhz * bus / 8 / 1e3;
+  c.fp32_bound_gflops = 2.0 * sms * lanes * mhz / 1e3;
+  std::snprintf(c.bounds, sizeof c.bounds, "DRAM 2 x %d MHz x %d-bit / 8 = %.1f GB/s, FP32 %d "
+                "SMs x %d lanes (cc %d.%d) x 2 x %d MHz = %.1f GFLOP/s (0: unknown, not gated)",
+                memMhz, bus, c.dram_bound_gbs, sms, lanes, major, minor, mhz, c.fp32_bound_gflops);
+  ceilingGate("bandwidth", c.copy_gbs, c.dram_bound_gbs, "GB/s");
+  ceilingGate("FP32 peak", c.fp32_gflops, c.fp32_bound_gflops, "GFLOP/s");
+  return c;
+}
+
+void printCeilings(const Ceilings& c, std::FILE* out) {
+  std::fprintf(out, "Ceilings measured by this program (median of %d launches each): bandwidth "
+               "%.1f GB/s (copy kernel), FP32 peak %.1f GFLOP/s (FMA kernel)\n",
+               kCeilingSamples, c.copy_gbs, c.fp32_gflops);
+  std::fprintf(out, "[device] bounds from attributes (a measurement above %.2f x its bound "
+               "fails): %s\n", kCeilingSlack, c.bounds);
+}
+
+double rooflineGflops(const Ceilings& c, double ai) {
+  return std::min(c.fp32_gflops, ai * c.copy_gbs);
+}
+// end common: ceilings

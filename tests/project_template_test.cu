@@ -43,16 +43,25 @@ TEST(ProjectTemplateCli, IntegerTokensAreWholeBase10AndInRange) {
   EXPECT_EQ(v, 42) << "a refused token leaves the output alone";
 }
 
-TEST(ProjectTemplateCli, RealTokensAreWholeFiniteAndInRange) {
+TEST(ProjectTemplateCli, RealTokensAreWholeDecimalFiniteAndInRange) {
   double v = -1.0;
   EXPECT_TRUE(parseRealToken("0.001", 0.0, 1.0, &v));
   EXPECT_EQ(v, 0.001);
   EXPECT_TRUE(parseRealToken("1", 0.0, 1.0, &v));
-  EXPECT_TRUE(parseRealToken("0x1p-7", 0.0, 1.0, &v));  // strtod's hex form is a number
-  EXPECT_EQ(v, 1.0 / 128.0);
-  for (const char* bad : {"", " 1", "1 ", "nan", "NaN", "inf", "-inf", "1e999", "-1", "2",
-                          "1e-3x", "abc", "0.5.5"})
+  EXPECT_TRUE(parseRealToken(".5", 0.0, 1.0, &v));
+  EXPECT_TRUE(parseRealToken("+5e-1", 0.0, 1.0, &v));
+  EXPECT_EQ(v, 0.5);
+  EXPECT_TRUE(parseRealToken("0e-400", 0.0, 1.0, &v)) << "an exact zero does not underflow";
+  EXPECT_EQ(v, 0.0);
+  v = 42.0;
+  for (const char* bad : {"", " 1", "1 ", "nan", "NaN", "inf", "-inf", "infinity", "1e999",
+                          "-1", "2", "1e-3x", "abc", "0.5.5", ".", "1e", "e5",
+                          "0x1p-7", "0x1p3", "0X.8p0",  // hex floats: strtod reads them
+                          "1e-400",                     // underflows to 0
+                          "1e-310"})                    // underflows to a subnormal
     EXPECT_FALSE(parseRealToken(bad, 0.0, 1.0, &v)) << '"' << bad << '"';
+  EXPECT_FALSE(parseRealToken(nullptr, 0.0, 1.0, &v));
+  EXPECT_EQ(v, 42.0) << "a refused token leaves the output alone";
 }
 
 TEST(ProjectTemplateCli, DefaultsLastOccurrenceWinsAndRanges) {
@@ -82,8 +91,12 @@ TEST(ProjectTemplateCliDeathTest, BadCommandLinesExit2WithOneNamedLineThenUsage)
               "^error: -m expects an integer in \\[0, 16777216\\], got \"abc\"\nusage: ");
   EXPECT_EXIT(parse({"-m"}), usage, "^error: -m expects an integer .* got nothing\nusage: ");
   EXPECT_EXIT(parse({"-k", "12x"}), usage, "^error: -k expects an integer");
-  EXPECT_EXIT(parse({"-rtol", "nan"}), usage, "^error: -rtol expects a finite number");
-  EXPECT_EXIT(parse({"-atol", "-1"}), usage, "^error: -atol expects a finite number");
+  EXPECT_EXIT(parse({"-rtol", "nan"}), usage,
+              "^error: -rtol expects a decimal number in \\[0, 1\\] \\(no hex, inf, nan, "
+              "overflow or underflow\\), got \"nan\"\nusage: ");
+  EXPECT_EXIT(parse({"-rtol", "1e-400"}), usage, "^error: -rtol expects a decimal number");
+  EXPECT_EXIT(parse({"-rtol", "0x1p3"}), usage, "^error: -rtol expects a decimal number");
+  EXPECT_EXIT(parse({"-atol", "-1"}), usage, "^error: -atol expects a decimal number");
   EXPECT_EXIT(parse({"-tile", "0"}), usage, "^error: -tile expects an integer");
   EXPECT_EXIT(parse({"-iters", "0"}), usage, "^error: -iters expects an integer");
   EXPECT_EXIT(parse({"-bs", "100"}), usage,
@@ -91,6 +104,25 @@ TEST(ProjectTemplateCliDeathTest, BadCommandLinesExit2WithOneNamedLineThenUsage)
   EXPECT_EXIT(parse({"-x"}), usage, "^error: unknown option \"-x\"");
   EXPECT_EXIT(parse({"-m", "20000", "-n", "20000", "-k", "20000"}), usage,
               "^error: -m, -n, -k: the host buffers would need 8.94 GiB");
+}
+
+TEST(ProjectTemplateCliDeathTest, AFailedWriteToStdoutExits1WithOneLine) {
+  // CSV into a full disk: the exit check registered by CommandLine turns
+  // any exit, even exit 0, into exit 1 with one line on stderr.
+  EXPECT_EXIT(
+      {
+        if (std::freopen("/dev/full", "w", stdout) == nullptr) std::exit(3);
+        parse({"-m", "5"});
+        std::printf("a line nobody can store\n");
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(1), "^error: writing to stdout failed .*\n$");
+  EXPECT_EXIT(
+      {
+        if (std::freopen("/dev/full", "w", stdout) == nullptr) std::exit(3);
+        parse({"--help"});
+      },
+      ::testing::ExitedWithCode(1), "^error: writing to stdout failed");
 }
 
 TEST(ProjectTemplateCliDeathTest, HelpPrintsUsageToStdoutAndExits0) {
@@ -104,7 +136,7 @@ TEST(ProjectTemplateCli, UsageStatesTheRangesTheParserUses) {
   EXPECT_NE(u.find("an integer in [1, 64]"), std::string::npos) << u;
   EXPECT_NE(u.find("an integer in [1, 1024] and a multiple"), std::string::npos) << u;
   EXPECT_NE(u.find("an integer in [1, 10000] (default 20)"), std::string::npos) << u;
-  EXPECT_NE(u.find("finite numbers in [0, 1] (default 0.001 each)"), std::string::npos) << u;
+  EXPECT_NE(u.find("decimal numbers in [0, 1] (default 0.001 each)"), std::string::npos) << u;
 }
 
 TEST(ProjectTemplateGates, HostMemoryBoundCountsEveryHostBuffer) {
@@ -123,7 +155,7 @@ TEST(ProjectTemplateGates, GeometryOfTheRecordedRuns) {
   EXPECT_EQ(g.rows, 16);
   EXPECT_EQ(g.grid_x, 64);
   EXPECT_EQ(g.grid_y, 64);
-  EXPECT_EQ(g.smem_bytes, 2048);
+  EXPECT_EQ(g.panel_bytes, 2048);
   o.m = 1025;
   o.n = 1023;
   g = geometryFor(o);
@@ -131,11 +163,11 @@ TEST(ProjectTemplateGates, GeometryOfTheRecordedRuns) {
   EXPECT_EQ(g.grid_y, 65);
   o.tile = 64;
   o.bs = 1024;
-  EXPECT_EQ(geometryFor(o).smem_bytes, (1024 + 64 * 64) * 4) << "the largest legal need";
+  EXPECT_EQ(geometryFor(o).panel_bytes, (1024 + 64 * 64) * 4) << "the largest legal need";
 }
 
 // Limits as an H200 reports them (the kernel's own thread limit assumed 1024).
-DeviceLimits h200() { return DeviceLimits{1024, 1024, 1024, 2147483647, 65535, 49152}; }
+DeviceLimits h200() { return DeviceLimits{1024, 1024, 1024, 2147483647, 65535}; }
 
 TEST(ProjectTemplateGates, LegalExtremesFitARealDevice) {
   Options o;
@@ -164,9 +196,6 @@ TEST(ProjectTemplateGates, EachLaunchLimitFiresOnAPlantedSmallerDevice) {
   lim = h200();
   lim.grid_x = 63;
   EXPECT_EQ(launchProblem(o, g, lim).rfind("-n 1024: grid.x = ceil(N / 16) = 64", 0), 0u);
-  lim = h200();
-  lim.kernel_smem = 2047;
-  EXPECT_EQ(launchProblem(o, g, lim).rfind("-tile 16 with -bs 256: 2048 bytes", 0), 0u);
   // grid.y fires on a real device too: 2^20 rows of 16-row blocks.
   o.m = 1 << 20;
   EXPECT_NE(launchProblem(o, geometryFor(o), h200()).find("grid.y = ceil(M / 16) = 65536"),
@@ -257,8 +286,52 @@ TEST(ProjectTemplateInputs, GeneratorMatchesTheSpec) {
   }
 }
 
-TEST(ProjectTemplateLesson, TheLessonHasTheTiledKernel) {
-  EXPECT_TRUE(kTiledKernelWritten) << "the starter's flag is false; the lesson's must be true";
+TEST(ProjectTemplateTilingGate, FiresOnAKernelWithoutRoomForItsPanels) {
+  Options o;
+  const Geometry g = geometryFor(o);
+  EXPECT_EQ(tilingProblem(0, g).rfind("gemmTiledKernel declares 0 bytes of shared memory, fewer "
+                                      "than the 2048 bytes of the A and B panels of tile 16 and "
+                                      "16 rows", 0), 0u)
+      << "the untiled stand-in declares none";
+  EXPECT_NE(tilingProblem(2047, g), "");
+  EXPECT_EQ(tilingProblem(2048, g), "");
+  // The lesson's kernel declares room for the largest legal launch (20 KiB),
+  // so the gate holds for every -tile and -bs the command line accepts.
+  const long long declared = (kMaxBlockThreads + kMaxTile * kMaxTile) * sizeof(float);
+  for (int tile = 1; tile <= kMaxTile; ++tile)
+    for (int bs = tile; bs <= kMaxBlockThreads; bs += tile) {
+      o.tile = tile;
+      o.bs = bs;
+      ASSERT_EQ(tilingProblem(declared, geometryFor(o)), "") << tile << " " << bs;
+    }
+}
+
+std::string ridgeLine(double fp32Bound, double dramBound, double l2Bytes, const Options& o) {
+  Ceilings c{};
+  c.fp32_bound_gflops = fp32Bound;
+  c.dram_bound_gbs = dramBound;
+  c.l2_bytes = l2Bytes;
+  const double flop = 2.0 * o.m * o.n * o.k;
+  ::testing::internal::CaptureStdout();
+  printRidge(c, flop, compulsoryBytes(o), modelledBytes(o, geometryFor(o)));
+  return ::testing::internal::GetCapturedStdout();
+}
+
+TEST(ProjectTemplateMetrics, RidgePointSaysWhichRoofEachModelSitsUnder) {
+  Options o;  // 1024^3, tile 16 x 16: compulsory AI 170.67, modelled AI 3.97
+  // H200 bounds (66908.2 GFLOP/s, 4814.4 GB/s): ridge 13.90 FLOP/B, 60 MiB L2.
+  EXPECT_EQ(ridgeLine(66908.16, 4814.4, 60.0 * 1048576, o),
+            "[device] ridge point = FP32 bound / DRAM bound = 13.90 FLOP/B; compulsory AI "
+            "170.67 above: compute roof, modelled AI 3.97 below: bandwidth roof; A, B and C "
+            "(12.58 MB) fit in the 60 MiB L2\n");
+  // A T4 (8.1 TFLOP/s, 320 GB/s): ridge 25.4; the 4 MiB L2 is exceeded.
+  EXPECT_NE(ridgeLine(8141, 320, 4.0 * 1048576, o).find("25.44 FLOP/B; compulsory AI 170.67 "
+                                                        "above: compute roof, modelled AI "
+                                                        "3.97 below: bandwidth roof; A, B and "
+                                                        "C (12.58 MB) exceed the 4 MiB L2"),
+            std::string::npos);
+  EXPECT_NE(ridgeLine(0, 320, 4.0 * 1048576, o).find("= n/a (a bound is unknown); A, B"),
+            std::string::npos);
 }
 
 }  // namespace
