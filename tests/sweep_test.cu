@@ -1,9 +1,10 @@
-// Host-side tests of the final project's sweep (no GPU needed): the strict command line,
-// the design space, the legality rules (each seen to fire on a planted limit), the
-// occupancy limiter, the check (NaN and infinity fail) and the tie rule of the ranking.
+// Host-side tests of the final project's sweep (no GPU needed): the strict command line and
+// its work caps, the design space, the legality rule, the occupancy limiter, the check (NaN
+// and infinity fail), the tie rule of the ranking, and the starter's diagnosis by behaviour.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
@@ -47,13 +48,40 @@ TEST(SweepCliDeathTest, BadCommandLinesExit2WithOneNamedLineThenUsage) {
   EXPECT_EXIT(parse({"-iters", "0"}), usage, "^error: -iters expects an integer in \\[1, 10000\\]");
   EXPECT_EXIT(parse({"-csv", "1"}), usage, "^error: unknown option \"1\"");
   EXPECT_EXIT(parse({"-tile", "16"}), usage, "^error: unknown option \"-tile\"");
-  EXPECT_EXIT(parse({"-m", "30000", "-n", "30000", "-k", "30000"}), usage,
-              "^error: -m, -n, -k: the host buffers would need 13.41 GiB");
   EXPECT_EXIT(parse({"-h"}), ::testing::ExitedWithCode(0), "^$");
 }
 
+// Work that would run for minutes is refused on the command line, before any CUDA call.
+TEST(SweepCliDeathTest, WorkCapsRefuseMinutesOfWork) {
+  const auto usage = ::testing::ExitedWithCode(kExitBadCommandLine);
+  // 24 launches per point x (2^21 + 2^20 + 2^19 steps) x 9 points of each TK.
+  EXPECT_EXIT(parse({"-m", "1", "-n", "1", "-k", "16777216"}), usage,
+              "^error: -k, -iters: the sweep would walk 792723456 dependent K steps \\(27 points "
+              "x 24 launches x ceil\\(K / TK\\)\\), over the cap of 2\\^24");
+  EXPECT_EXIT(parse({"-iters", "10000"}), usage,
+              "^error: -m, -n, -k, -iters: the sweep would do 5.8e\\+14 FLOP \\(27 points x 10004 "
+              "launches");
+  EXPECT_EXIT(parse({"-m", "4096", "-n", "4096", "-k", "4096"}), usage, "over the cap of 2\\^45");
+  EXPECT_EXIT(parse({"-m", "30000", "-n", "30000", "-k", "1", "-iters", "1"}), usage,
+              "^error: -m, -n: the sweep would check 2.43e\\+10 elements on the CPU");
+  EXPECT_EXIT(parse({"-m", "16777216", "-n", "1", "-k", "64", "-iters", "1"}), usage,
+              "^error: -m, -n, -k: the host buffers would need 4.25 GiB");
+}
+
+TEST(SweepCli, EveryRecordedRunInsideTheCapsParses) {
+  // The Run: lines of the header, except the two that are refused on purpose.
+  const Options small = parse({"-m", "200", "-n", "130", "-k", "70", "-iters", "3"});
+  EXPECT_EQ(small.m, 200);
+  const Options tall = parse({"-m", "300000", "-n", "8", "-k", "16", "-iters", "3"});
+  EXPECT_EQ(tall.m, 300000);
+  const Options sanitize = parse({"-m", "70", "-n", "40", "-k", "33", "-iters", "1"});
+  EXPECT_EQ(sanitize.k, 33);
+  // Near the largest K the step cap lets through at the default iters:
+  // 24 x 9 x (44380 + 22190 + 11095) = 16775640 <= 2^24 steps.
+  EXPECT_EQ(parse({"-m", "1", "-n", "1", "-k", "355040"}).k, 355040);
+}
+
 TEST(SweepDesignSpace, TwentySevenPointsInDesignOrder) {
-  ASSERT_EQ(kPointCount, 27);
   int i = 0;
   for (int threads : {128, 256, 512})
     for (int tk : {8, 16, 32})
@@ -65,79 +93,32 @@ TEST(SweepDesignSpace, TwentySevenPointsInDesignOrder) {
         EXPECT_EQ(p.co, co);
         EXPECT_EQ(p.smem_bytes, (long long)(p.by * co * tk + tk * 32) * 4);
       }
-  EXPECT_EQ(kPoints[17].smem_bytes, 8192) << "256/32/4, the spec's recorded winner";
+  EXPECT_EQ(i, kPointCount);
   EXPECT_EQ(kPoints[26].smem_bytes, 12288) << "the largest need, far below 48 KiB";
   EXPECT_EQ(pointLabel(kPoints[17]), "256/32/4");
 }
 
-// Limits as an H200 reports them; the kernel's own facts as a typical instantiation.
-DeviceLimits h200() { return DeviceLimits{1024, 1024, 1024, 2147483647, 65535, 49152, 232448}; }
-KernelFacts plain() { return KernelFacts{1024, 0, 40}; }
-
-TEST(SweepLegality, EveryPointIsLegalAtTheDefaultSize) {
-  const Options o;
-  for (const PointSpec& p : kPoints) {
-    std::string why = "unset";
-    EXPECT_EQ(legalityOf(p, geometryFor(p, o), o, h200(), plain(), &why), Legality::kLegal);
-    EXPECT_EQ(why, "");
-  }
-}
-
-TEST(SweepLegality, GridRuleFiresForRealAtLargeM) {
-  Options o;
-  o.m = 300000;  // the third Run: line
+TEST(SweepLegality, OnlyTheGridCanRefuseAPoint) {
+  for (const PointSpec& p : kPoints) EXPECT_EQ(skipReason(p, 1024, 65535), "");
   int skipped = 0;
   for (const PointSpec& p : kPoints) {
-    std::string why;
-    const Geometry g = geometryFor(p, o);
-    if (legalityOf(p, g, o, h200(), plain(), &why) == Legality::kSkip) {
-      ++skipped;
-      EXPECT_EQ(g.rows, 4) << "only the 4-row tiles (128 threads, CO 1) need > 65535 blocks";
-      EXPECT_NE(why.find("grid.y = ceil(M / 4) = ceil(300000 / 4) = 75000 blocks exceeds"),
-                std::string::npos) << why;
-    }
+    const std::string why = skipReason(p, 300000, 65535);  // the third Run: line
+    if (why.empty()) continue;
+    ++skipped;
+    EXPECT_EQ(p.by * p.co, 4) << "only the 4-row tiles (128 threads, CO 1) need > 65535 blocks";
+    EXPECT_EQ(why, "grid.y = ceil(300000 / 4) = 75000 blocks, above the limit of 65535");
   }
   EXPECT_EQ(skipped, 3);
-  o.m = 65535LL * 64 + 1;  // past every tile height: nothing can launch
-  for (const PointSpec& p : kPoints)
-    EXPECT_EQ(legalityOf(p, geometryFor(p, o), o, h200(), plain(), nullptr), Legality::kSkip);
-}
-
-TEST(SweepLegality, EachRuleFiresOnAPlantedLimit) {
-  const Options o;
-  const PointSpec& big = kPoints[26];  // 512/32/4: 512 threads, block (32, 16), 12288 B
-  std::string why;
-  KernelFacts regs = plain();
-  regs.max_threads = 256;  // a register-hungry kernel: fewer threads per block
-  EXPECT_EQ(legalityOf(big, geometryFor(big, o), o, h200(), regs, &why), Legality::kSkip);
-  EXPECT_NE(why.find("this kernel runs at most 256 per block"), std::string::npos) << why;
-  DeviceLimits lim = h200();
-  lim.block_y = 8;
-  EXPECT_EQ(legalityOf(big, geometryFor(big, o), o, lim, plain(), &why), Legality::kSkip);
-  EXPECT_NE(why.find("block (32, 16) exceeds"), std::string::npos) << why;
-  lim = h200();
-  lim.smem_default = 8192;
-  lim.smem_optin = 12287;
-  EXPECT_EQ(legalityOf(big, geometryFor(big, o), o, lim, plain(), &why), Legality::kSkip);
-  EXPECT_NE(why.find("exceed this device's opt-in limit of 12287"), std::string::npos) << why;
-  lim.smem_optin = 12288;
-  EXPECT_EQ(legalityOf(big, geometryFor(big, o), o, lim, plain(), &why),
-            Legality::kLegalWithOptIn);
-  KernelFacts staticSmem = plain();
-  staticSmem.static_smem = 1;  // static shared memory counts against the same limit
-  EXPECT_EQ(legalityOf(big, geometryFor(big, o), o, lim, staticSmem, &why), Legality::kSkip);
-  lim = h200();
-  lim.grid_x = 31;  // N = 1024 needs 32 columns of blocks
-  EXPECT_EQ(legalityOf(big, geometryFor(big, o), o, lim, plain(), &why), Legality::kSkip);
-  EXPECT_NE(why.find("grid.x = ceil(N / 32) = 32 blocks exceeds"), std::string::npos) << why;
+  for (const PointSpec& p : kPoints) EXPECT_NE(skipReason(p, 65535LL * 64 + 1, 65535), "");
+  EXPECT_EQ(skipReason(kPoints[0], 65535LL * 4, 65535), "") << "exactly at the limit launches";
 }
 
 TEST(SweepOccupancy, LimiterByElimination) {
   // 256 threads on a 2048-thread SM with 32 block slots: the thread bound is 8.
   EXPECT_STREQ(occupancyLimiter(8, 8, 8, 32), "threads");
   EXPECT_STREQ(occupancyLimiter(6, 6, 8, 32), "registers");
-  EXPECT_STREQ(occupancyLimiter(4, 6, 8, 32), "shared");
-  EXPECT_STREQ(occupancyLimiter(16, 16, 64, 16), "block-slots");
+  EXPECT_STREQ(occupancyLimiter(4, 6, 8, 32), "shared memory");
+  EXPECT_STREQ(occupancyLimiter(16, 16, 64, 16), "block slots");
   EXPECT_STREQ(occupancyLimiter(0, 0, 8, 32), "registers");
 }
 
@@ -155,7 +136,7 @@ TEST(SweepCheck, NanInfinityAndStaleZerosFail) {
   nan.add(2, 1.0, 1.0, atol, rtol);
   EXPECT_FALSE(nan.pass());
   EXPECT_EQ(nan.first_bad, 1);
-  EXPECT_TRUE(std::isnan(nan.max_abs_err)) << "a NaN error stays visible";
+  EXPECT_TRUE(std::isnan(nan.err_frac)) << "a NaN error stays visible";
   CheckStats inf;
   inf.add(0, HUGE_VAL, 1.0, atol, rtol);
   EXPECT_FALSE(inf.pass());
@@ -189,9 +170,34 @@ TEST(SweepRanking, SeparatedRangesRankInOrderAndOnePointIsFirst) {
   EXPECT_EQ(ranksOf(same), (std::vector<int>{1, 1})) << "equal samples tie";
 }
 
-TEST(SweepCsv, DeviceNameCannotBreakTheColumns) {
-  EXPECT_EQ(csvSafe("NVIDIA H200"), "NVIDIA H200");
-  EXPECT_EQ(csvSafe("Odd, Name\n"), "Odd  Name ");
+// What printFailures writes for a set of results (timed = passed and timed).
+std::string failuresText(const std::vector<bool>& timed, long long m = 1024) {
+  std::vector<PointResult> res(kPointCount);
+  for (int i = 0; i < kPointCount; ++i) {
+    res[size_t(i)].skip = skipReason(kPoints[i], m, 65535);
+    res[size_t(i)].timed = res[size_t(i)].skip.empty() && timed[size_t(i)];
+  }
+  std::FILE* f = std::tmpfile();
+  printFailures(res, f);
+  std::rewind(f);
+  std::string text;
+  for (int c = std::fgetc(f); c != EOF; c = std::fgetc(f)) text += static_cast<char>(c);
+  std::fclose(f);
+  return text;
+}
+
+TEST(SweepStarter, TheStandInIsRecognisedByWhatItDoes) {
+  std::vector<bool> all(kPointCount, true), standIn(kPointCount), co4Only(kPointCount, true);
+  for (int i = 0; i < kPointCount; ++i) standIn[size_t(i)] = kPoints[i].co == 1;
+  for (int i = 0; i < kPointCount; ++i) co4Only[size_t(i)] = kPoints[i].co != 4;
+  EXPECT_EQ(failuresText(all), "") << "a passing sweep says nothing";
+  EXPECT_EQ(failuresText(standIn).rfind("Left to write: the coarsened inner loop", 0), 0u);
+  EXPECT_EQ(failuresText(standIn, 300000).rfind("Left to write:", 0), 0u)
+      << "points that cannot launch do not count";
+  EXPECT_EQ(failuresText(co4Only), "") << "another bug: the GATE lines speak, no guess";
+  std::vector<bool> co1Fails = standIn;
+  co1Fails[0] = false;
+  EXPECT_EQ(failuresText(co1Fails), "");
 }
 
 }  // namespace

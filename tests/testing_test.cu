@@ -3,7 +3,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <algorithm>
 #include <limits>
+#include <string>
 
 #define main lesson_main
 #include "../lessons/testing.cu"
@@ -61,9 +63,51 @@ TEST(TestingLesson, PassRuleRejectsNaNInfinityAndRefusedLaunches) {
 }
 
 TEST(TestingLesson, LooseOracleTolerancePassesTheLostTail) {
-  // The supplied suite's flaw in numbers: the lost tail is 6.111e-3 of the sum.
-  EXPECT_LE(relativeError(393018.0, 395434.5), kLooseRtol);
-  EXPECT_GT(relativeError(393018.0, 395434.5), scaledRtol(kMaxN));
+  // The supplied suite's flaw in numbers: the lost tail is 6.111e-3 of the sum,
+  // and 1e-2 is 1.64 times that (the lesson's words); 1e-2 is 163 times the
+  // scaled rtol at n = 16483.
+  const double lost = relativeError(393018.0, 395434.5);
+  EXPECT_LE(lost, kLooseRtol);
+  EXPECT_GT(lost, scaledRtol(kMaxN));
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.2f", kLooseRtol / lost);
+  EXPECT_STREQ(buf, "1.64");
+  EXPECT_EQ(static_cast<int>(kLooseRtol / scaledRtol(kMaxN)), 163);
+}
+
+TEST(TestingLesson, ScaledRuleLeavesTheFloorBehindFromN440) {
+  // The comment on scaledRtol says the rule exceeds 1e-5 from n = 440 on.
+  EXPECT_EQ(scaledRtol(439), kBaseRtol);
+  EXPECT_GT(scaledRtol(440), kBaseRtol);
+}
+
+TEST(TestingLesson, EveryFloatAdditionIsExact) {
+  // Inputs are half-integers of at most 48; float holds every half-integer
+  // below 2^23 exactly (2^23 + 0.5 is not a float), and the largest sum, of
+  // 2x over kMaxN elements, stays below 2^23.
+  const std::vector<float> x = makeInput(kMaxN);
+  EXPECT_EQ(*std::max_element(x.begin(), x.end()), 48.0f);
+  EXPECT_EQ(static_cast<double>(8388607.5f), 8388607.5);
+  EXPECT_NE(static_cast<double>(8388608.5f), 8388608.5);
+  EXPECT_LT(2.0 * oracleSum(x.data(), kMaxN), 8388608.0);
+}
+
+TEST(TestingLesson, VerdictsCountTestsFailuresAndSurprises) {
+  Verdicts v;
+  const Outcome right{true, 10.0f, nullptr}, wrong{true, 11.0f, nullptr};
+  testing::internal::CaptureStdout();
+  report(v, "pass as expected", right, 10.0, 0.0f, Expect::Pass);
+  report(v, "fail as expected", wrong, 10.0, 0.0f, Expect::Fail);
+  report(v, "unexpected pass", right, 10.0, 0.0f, Expect::Fail);
+  report(v, "unexpected fail", wrong, 10.0, 0.0f, Expect::Pass);
+  report(v, "refused launch", Outcome{false, 0.0f, "not launched"}, 10.0, 1.0f, Expect::Fail);
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_EQ(v.tests, 5);
+  EXPECT_EQ(v.failed, 3);
+  EXPECT_EQ(v.surprises, 2);
+  EXPECT_NE(out.find("  unexpected pass                    XPASS"), std::string::npos);
+  EXPECT_NE(out.find("  unexpected fail                    FAIL "), std::string::npos);
+  EXPECT_NE(out.find("  refused launch                     XFAIL not launched"), std::string::npos);
 }
 
 }  // namespace
