@@ -1,30 +1,19 @@
 // SPDX-License-Identifier: MIT
-// Final project - report_data: roofline data you can defend, for a naive and a tiled
-// FP32 GEMM over a ladder of sizes.
+// Final project - report_data: roofline data you can defend, naive and tiled FP32 GEMM.
 //
-// C = A * B (FP32, row-major, M = N = K = n) by a naive kernel (one output per thread,
-// straight from global memory) and a 16 x 16 shared-memory tiled kernel, for n = 128,
-// 200, 256, 511, 512, 1000, 1024, 2048 (then doubling) up to -maxn, -maxn included:
-// sizes that are not multiples of the tile run the boundary code. Every row of the CSV
-// on stdout says how it was verified: against a full double CPU reference up to
-// n = 1024; above it, 32 sampled rows against the CPU and, for the tiled kernel, every
-// element against the naive kernel, trusted only because naive passed every full CPU
-// check below. Bytes are reported as what they are: the loads the kernel issues if no
-// cache helped (a model) and the compulsory traffic (A and B read once, C written once);
-// no "DRAM bandwidth" is derived from the model. The roofline's two ceilings are
-// measured on the device by this program and printed in the CSV's # comment lines.
+// C = A * B (FP32, row-major, M = N = K = n) by a naive kernel (one output per thread, straight
+// from global memory) and a 16 x 16 shared-memory tiled kernel, for n = 128, 200, 256, 511, 512,
+// 1000, 1024, 2048 below -maxn, and -maxn. Each CSV row says how its output was verified and where
+// it sits on a roofline whose two ceilings this program measures (the lesson's page explains all).
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -lineinfo -o report_data report_data.cu
 // Run:   ./report_data
 // Run:   ./report_data -maxn 300 -iters 3
 // Run:   ./report_data -iters 0
 // Sanitize: ./report_data -maxn 300 -iters 1
-//
-// sm_75 is the course's T4 (and Compiler Explorer's card); a newer GPU runs the PTX
-// it embeds. ./report_data -h lists the options; ./report_data > report.csv keeps the
-// CSV (and its # lines) apart from the diagnostics on stderr.
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdarg>
@@ -36,15 +25,14 @@
 #include <string>
 #include <utility>
 #include <vector>
-
 #include <cuda_runtime.h>
 
-// common: cuda_check
-// Every CUDA runtime call goes through CUDA_CHECK; every launch is followed by
-// CUDA_CHECK_LAUNCH(). A failure names the file, the line, the call and the
-// runtime's message on stderr and ends the program with status 1 (EXIT_FAILURE).
-// One statement (do/while(0)); the local has a trailing underscore so it can
-// never shadow a name at the call site.
+// Course toolkit declarations; definitions at the end of the file
+// common: cuda_check_decl
+// Every CUDA call goes through CUDA_CHECK, every launch is followed by
+// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
+// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
+// 2 bad command line, 77 no usable CUDA device or driver (CTest: skipped).
 #define CUDA_CHECK(call)                                                      \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -54,246 +42,91 @@
       std::exit(EXIT_FAILURE);                                                \
     }                                                                         \
   } while (0)
-// A launch reports a bad configuration only through cudaGetLastError.
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
-
-// Exit status 77 means "no usable CUDA device or driver"; CTest maps it to
-// "skipped". Status 2 is a bad command line, 1 a failed gate or CUDA call.
 constexpr int kExitNoDevice = 77;
-
-// Selects device 0 and returns its properties, or exits 77 with one line when
-// there is no driver or no device (a laptop, a CI runner).
-inline cudaDeviceProp requireCudaDevice() {
-  int count = 0;
-  const cudaError_t err = cudaGetDeviceCount(&count);
-  if (err != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "no usable CUDA device: %s (exit 77 = skipped)\n",
-                 err != cudaSuccess ? cudaGetErrorString(err)
-                                    : "the driver reports no device");
-    std::exit(kExitNoDevice);
-  }
-  CUDA_CHECK(cudaSetDevice(0));
-  cudaDeviceProp prop{};
-  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-  return prop;
-}
-// end common: cuda_check
-
-// common: timer
-// Kernel timer. Method, and why:
-// - Warm-ups launch the kernel being timed (not some other kernel): lazy module
-//   loading charges each kernel on its own first launch, and the clocks ramp up.
-// - Each sample is one launch bracketed by two CUDA events on the default
-//   stream. The launches are queued back to back with no host wait between
-//   them, so the events read the GPU's own clock and host launch latency is
-//   hidden behind the previous launch (except for the first sample).
-// - The median of the samples is reported because it ignores the odd sample
-//   hit by a clock change or a preemption; min and max give the spread, and a
-//   difference between two kernels smaller than that spread is noise.
-// - The inputs stay in L2 when they fit: the figures are warm-cache figures.
+cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
+// end common: cuda_check_decl
+// common: timer_decl
+// Kernel timing (method and reasons: the timer block at the end of the file).
 struct TimingStats {
-  double median_ms;  // middle sample (mean of the two middle ones if even)
-  double min_ms;
-  double max_ms;
-  double mean_ms;    // pulled up by slow outliers; the median is the headline
+  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
+  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
+  double mean_ms;    // pulled up by slow outliers
   int samples;
 };
-
-inline double medianOfSorted(const std::vector<double>& v) {
-  const size_t n = v.size();
-  return (n % 2 == 1) ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
+// warmups untimed launches, then samples timed ones; launch() queues one launch.
 template <typename Launch>
-TimingStats timeKernel(Launch launch, int warmups, int samples) {
-  if (samples < 1) {  // callers validate; this only keeps the median defined
-    std::fprintf(stderr, "timeKernel: samples must be at least 1\n");
-    std::exit(EXIT_FAILURE);
-  }
-  for (int i = 0; i < warmups; ++i) {
-    launch();
-    CUDA_CHECK_LAUNCH();
-  }
-  CUDA_CHECK(cudaDeviceSynchronize());
-  std::vector<cudaEvent_t> marks(static_cast<size_t>(samples) + 1);
-  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventCreate(&e));
-  CUDA_CHECK(cudaEventRecord(marks[0]));
-  for (int i = 0; i < samples; ++i) {
-    launch();
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaEventRecord(marks[static_cast<size_t>(i) + 1]));
-  }
-  CUDA_CHECK(cudaEventSynchronize(marks[static_cast<size_t>(samples)]));
-  std::vector<double> ms(static_cast<size_t>(samples));
-  for (int i = 0; i < samples; ++i) {
-    float t = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&t, marks[static_cast<size_t>(i)],
-                                    marks[static_cast<size_t>(i) + 1]));
-    ms[static_cast<size_t>(i)] = t;
-  }
-  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventDestroy(e));
-  std::sort(ms.begin(), ms.end());
-  double total = 0.0;
-  for (double t : ms) total += t;
-  return TimingStats{medianOfSorted(ms), ms.front(), ms.back(), total / samples, samples};
-}
-// end common: timer
-
-// common: cli
-// Strict command line, shared by the command-line lessons (no CUDA call in it,
-// so a bad command line gets exit 2 on a machine without a GPU too).
-// - Arguments are read left to right; the last occurrence of an option wins.
-// - A valued option takes the next token, whatever it looks like.
-// - A number is the whole token: no blanks, no trailing characters ("12x"),
-//   base 10 for integers, finite for reals ("nan" and "inf" are refused), and
-//   inside the range the program names. Overflow is an error, not a wrap.
-// - Every error is one stderr line, "error: " + the option + what it accepts +
-//   what it got, then the usage on stderr, and exit 2. -h/--help print the
-//   usage on stdout and exit 0.
-// Needs <cctype>, <cerrno>, <cmath>, <cstdarg>, <cstdio>, <cstdlib>, <cstring>,
-// <string>, <utility>.
-//
-// Use:
-//   CommandLine cl(argc, argv, usageText);
-//   while (cl.next()) {
-//     if (cl.is("-m")) m = cl.intValue(0, kMaxDim);
-//     else if (cl.is("-rtol")) rtol = cl.realValue(0.0, 1.0);
-//     else if (cl.is("-csv")) csv = true;  // a flag takes no value
-//     else cl.unknownOption();
-//   }
-//   if (bs % tile != 0) cl.fail("-bs must be a multiple of -tile (%d), got %d", tile, bs);
+TimingStats timeKernel(Launch launch, int warmups, int samples);
+// end common: timer_decl
+// common: cli_decl
+// Strict command line (rules and definitions: the cli block at the end).
 constexpr int kExitBadCommandLine = 2;
-
-// The whole token as a base-10 integer in [lo, hi]; false if it is not one.
-inline bool parseIntToken(const char* text, long long lo, long long hi, long long* out) {
-  if (text == nullptr || *text == '\0' || std::isspace(static_cast<unsigned char>(*text)))
-    return false;  // strtoll would skip leading blanks
-  errno = 0;
-  char* end = nullptr;
-  const long long v = std::strtoll(text, &end, 10);
-  if (errno == ERANGE || *end != '\0' || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
-
-// The whole token as a finite real number in [lo, hi]; false if it is not one.
-inline bool parseRealToken(const char* text, double lo, double hi, double* out) {
-  if (text == nullptr || *text == '\0' || std::isspace(static_cast<unsigned char>(*text)))
-    return false;
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);  // an overflow comes back as inf
-  if (*end != '\0' || !std::isfinite(v) || !(v >= lo && v <= hi)) return false;
-  *out = v;
-  return true;
-}
-
 class CommandLine {
  public:
-  // usage: the whole help text, ending in a newline.
-  CommandLine(int argc, char** argv, std::string usage)
-      : argc_(argc), argv_(argv), usage_(std::move(usage)) {}
-
-  // Steps to the next token; false when none is left. Handles -h/--help.
-  bool next() {
-    if (++i_ >= argc_) return false;
-    if (is("-h") || is("--help")) {
-      std::fputs(usage_.c_str(), stdout);
-      std::exit(EXIT_SUCCESS);
-    }
-    return true;
-  }
-  bool is(const char* name) const { return std::strcmp(argv_[i_], name) == 0; }
-  const char* option() const { return argv_[i_]; }
-
-  // The value of the current option, as an integer in [lo, hi].
-  long long intValue(long long lo, long long hi) {
-    const char* opt = option();
-    const char* text = takeValue();
-    long long v = 0;
-    if (text == nullptr || !parseIntToken(text, lo, hi, &v))
-      fail("%s expects an integer in [%lld, %lld], got %s%s%s", opt, lo, hi,
-           text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
-    return v;
-  }
-  // The value of the current option, as a finite real number in [lo, hi].
-  double realValue(double lo, double hi) {
-    const char* opt = option();
-    const char* text = takeValue();
-    double v = 0.0;
-    if (text == nullptr || !parseRealToken(text, lo, hi, &v))
-      fail("%s expects a finite number in [%g, %g], got %s%s%s", opt, lo, hi,
-           text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
-    return v;
-  }
-
-  [[noreturn]] void unknownOption() const {
-    fail("unknown option \"%s\" (the accepted options are listed below)", option());
-  }
-  // One "error: ..." line (printf-style message), the usage, exit 2. Also for
-  // rules that span options and for sizes refused after parsing.
-  [[noreturn]] __attribute__((format(printf, 2, 3))) void fail(const char* fmt, ...) const {
-    std::fflush(stdout);  // whatever was printed so far comes first
-    std::fputs("error: ", stderr);
-    va_list args;
-    va_start(args, fmt);
-    std::vfprintf(stderr, fmt, args);
-    va_end(args);
-    std::fputc('\n', stderr);
-    std::fputs(usage_.c_str(), stderr);
-    std::exit(kExitBadCommandLine);
-  }
-
+  CommandLine(int argc, char** argv, std::string usage);  // usage: the help text
+  bool next();                                     // to the next token; false at the end
+  bool is(const char* name) const;                 // is the current token this option?
+  long long intValue(long long lo, long long hi);  // its value: an integer in [lo, hi]
+  double realValue(double lo, double hi);          // its value: a decimal number in [lo, hi]
+  [[noreturn]] void unknownOption() const;
+  // "error: " + the printf-style message, the usage, exit 2 (rules across options too).
+  [[noreturn]] __attribute__((format(printf, 2, 3))) void fail(const char* fmt, ...) const;
  private:
-  // The next token as the current option's value, or nullptr at the end.
-  const char* takeValue() { return (i_ + 1 < argc_) ? argv_[++i_] : nullptr; }
-
+  const char* takeValue();  // the next token, or nullptr at the end
   int argc_;
   char** argv_;
   std::string usage_;
   int i_ = 0;  // argv_[0] is the program
 };
-// end common: cli
+// end common: cli_decl
+// common: reference_gemm_decl
+// The reference every GEMM here is checked against (the reference_gemm block
+// at the end of the file): C = A * B in double, row-major host arrays.
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
+// Row i of the same, computed on the CPU (host tests use it for whole matrices).
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
+// end common: reference_gemm_decl
+// common: ceilings_decl
+// Roofline ceilings (definitions and method: the ceilings block at the end).
+constexpr int kCeilingSamples = 7;  // timed launches per ceiling; odd: the median is one launch
+struct Ceilings {
+  double copy_gbs, fp32_gflops;  // measured on this device by this program
+  double copy_bytes, l2_bytes;   // size of each copy buffer; the device's L2
+  double dram_bound_gbs, fp32_bound_gflops;  // from the device's attributes; 0 = unknown
+  char bounds[256];              // the bounds from the device's attributes, as printed
+};
+Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of memory free
+void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
+double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
+// end common: ceilings_decl
 
-// ---------------------------------------------------------------------------
-// Constants
-// ---------------------------------------------------------------------------
-constexpr int kTile = 16;                  // both kernels: 16 x 16 threads per block
-constexpr int kBlockThreads = kTile * kTile;
+// =============================================================================
+// The idea: one GEMM, two kernels, two ways to count its bytes
+// =============================================================================
+// A roofline bounds a kernel of arithmetic intensity AI (FLOP per byte moved) by
+// min(FP32 peak, AI x bandwidth). The two roofs meet at the ridge point, AI = peak / bandwidth:
+// left of it a kernel sits under the bandwidth roof (memory decides), right of it under the
+// compute roof. Which bytes? Counted as the loads a kernel issues if no cache served any, naive
+// moves 8 bytes per 2 FLOP (AI 0.25); tiling stages each value in shared memory once and uses it
+// 16 times, the same FLOP from 1/16 of the loads (AI 4). Both lie left of the ridge (about 10 to
+// 80 FLOP/byte on the GPUs of this course), so by this model both sit under the bandwidth roof,
+// and tiling lifts that roof 16 times. Counted as the compulsory traffic (A and B read once, C
+// written once), the AI of either kernel is n / 6: right of the ridge once n > 6 x the ridge.
+// A kernel that runs above its modelled roof shows the model's error: caches served the loads.
+constexpr int kTile = 16;  // both kernels: 16 x 16 threads per block, one output each
 constexpr long long kLadder[] = {128, 200, 256, 511, 512, 1000, 1024, 2048};
-constexpr long long kFirstRung = kLadder[0];
-constexpr long long kDefaultMaxN = 2048;
-constexpr long long kMaxN = 8192;          // 5 device buffers of 256 MiB, 512 MiB of host
-constexpr long long kCpuFullMax = 1024;    // full CPU reference up to here
-constexpr int kSampleEdgeRows = 8;         // above it: the first and last 8 rows,
-constexpr int kSampleSpreadRows = 16;      // and 16 rows spread between them
-constexpr int kDefaultIters = 20;
-constexpr int kMaxIters = 10000;
-constexpr int kWarmups = 3;
-constexpr uint32_t kSeed = 987654321u;     // reset at every rung
-constexpr double kBaseRtol = 1e-5;         // the FP32 row of the course's tolerance table
-constexpr int kMantissaBits = 23;          // FP32
-constexpr long long kStreamFloats = 1LL << 18;  // 1 MiB per copy back while checking
-constexpr int kDeviceBuffers = 5;          // A, B, naive's C, tiled's C, a saved C
+constexpr long long kDefaultMaxN = 2048, kMaxN = 4096;  // 3 device buffers of 64 MiB at most
+constexpr long long kFullRefMax = 1024;  // every element against the reference up to here
+constexpr int kDefaultIters = 20, kMaxIters = 10000, kWarmups = 3;
+constexpr double kMaxWorkFlop = 1e13;    // GEMM work refused beyond this (see the usage)
+constexpr uint32_t kSeed = 987654321u;   // reset at every n
+static_assert(kFullRefMax >= kLadder[0], "the first n gets a full check: later trust rests on it");
+static_assert(kMaxN / kTile <= 65535, "every GPU from sm_75 up takes the largest grid");
 
-static_assert(kCpuFullMax >= kFirstRung,
-              "the first rung must get a full CPU check: every later trust rests on it");
-static_assert(kMaxN * kMaxN * 8 < (1LL << 62),
-              "every element and byte count of an n x n problem fits in int64");
-
-// ---------------------------------------------------------------------------
-// Kernels
-// ---------------------------------------------------------------------------
-// Both kernels: C (M x N) = A (M x K) * B (K x N); thread (tx, ty) of block (bx, by)
-// owns C(by*16 + ty, bx*16 + tx) and sums its K products in ascending k with fmaf, so
-// the two kernels add the same products in the same order.
-// launch assumption (both): blockDim = (16, 16), gridDim = (ceil(N / 16), ceil(M / 16));
-//   main checks the grid against the device before launching.
-
-// The baseline: the dot product reads A and B from global memory.
-// memory: each thread loads K values of A and K of B (8 MNK bytes in all, the model in
-//   column model_load_gb); L1 and L2 serve most of them (a row of A is shared by the 16
-//   threads of a block row, a column of B by the 16 of a block column, and at these
-//   sizes B stays in L2), which is why naive outruns its modelled roof.
+// Both kernels: thread (tx, ty) of block (bx, by) owns C(by*16 + ty, bx*16 + tx) and sums its K
+// products in ascending k with fmaf. launch assumption: blockDim (16, 16), gridDim (ceil(N / 16),
+// ceil(M / 16)). memory: naive loads K values of A and K of B per output, 8 MNK bytes in all (the
+// model); L1 and L2 serve most (a block row shares a row of A, a block column a column of B).
 __global__ void gemmNaiveKernel(const float* __restrict__ A, const float* __restrict__ B,
                                 float* __restrict__ C, long long M, long long N, long long K) {
   const long long row = static_cast<long long>(blockIdx.y) * kTile + threadIdx.y;
@@ -304,24 +137,22 @@ __global__ void gemmNaiveKernel(const float* __restrict__ A, const float* __rest
   C[row * N + col] = acc;
 }
 
-// One change from naive: the K loop runs in steps of 16, and each step stages a 16 x 16
-// tile of A and one of B in shared memory, where each value is reused 16 times.
-// memory: per K step every thread loads one element of A (its row, k0 + tx) and one of
-//   B (k0 + ty, its column), zero past the edges; A is read ceil(N / 16) times and B
-//   ceil(M / 16) times in all (4 (MK ceil(N/16) + KN ceil(M/16)) bytes, n^3 / 2 when 16
-//   divides n). Static shared memory: two 16 x 16 float tiles, 2 KiB.
+// One change from naive: the K loop runs in steps of 16, and each step stages a 16 x 16 tile of A
+// and one of B in shared memory, where each value is used 16 times. memory: per K step every
+// thread loads one element of A (its row, k0 + tx) and one of B (k0 + ty, its column), zero past
+// the edges: A is read ceil(N / 16) times, B ceil(M / 16) times (n^3 / 2 bytes when 16 divides
+// n). Static shared memory: two 16 x 16 float tiles, 2 KiB, which main checks the kernel holds.
 // exercise: tiled-kernel
-// Yours to write: the body of gemmTiledKernel, as the comments above describe (per K
-// step: load one element of each tile, barrier, 16 multiply-adds, barrier; store last).
-// Until then a naive body stands in, reading A and B straight from global memory, so the
-// starter still runs and every row is still checked; main then says the tiled kernel is
-// left to write and exits 1. Set the flag to true once it is tiled.
-constexpr bool kTiledKernelWritten = false;
+// Yours to write: gemmTiledKernel, as the comment above describes. It must give the same C as
+// naive (every row PASS) while each K step's values of A and B come from shared memory, each
+// used 16 times. You will know it worked when the GATE line about the kernel's static shared
+// memory (read by main with cudaFuncGetAttributes) is gone, every row still passes, and the ms
+// column shows what tiling bought. Until then this naive body stands in: right numbers, no tiles.
 __global__ void gemmTiledKernel(const float* __restrict__ A, const float* __restrict__ B,
                                 float* __restrict__ C, long long M, long long N, long long K) {
   const long long row = static_cast<long long>(blockIdx.y) * kTile + threadIdx.y;
   const long long col = static_cast<long long>(blockIdx.x) * kTile + threadIdx.x;
-  if (row >= M || col >= N) return;  // no barrier below: an early return is safe
+  if (row >= M || col >= N) return;
   float acc = 0.0f;
   for (long long k = 0; k < K; ++k) acc = fmaf(A[row * K + k], B[k * N + col], acc);
   C[row * N + col] = acc;
@@ -330,283 +161,12 @@ __global__ void gemmTiledKernel(const float* __restrict__ A, const float* __rest
 
 enum class Kernel { kNaive, kTiled };
 const char* kernelName(Kernel k) { return k == Kernel::kNaive ? "naive" : "tiled"; }
-
 void launchGemm(Kernel k, const float* A, const float* B, float* C, long long n) {
-  const dim3 block(kTile, kTile);
-  const dim3 grid(static_cast<unsigned>((n + kTile - 1) / kTile),
-                  static_cast<unsigned>((n + kTile - 1) / kTile));
-  if (k == Kernel::kNaive)
-    gemmNaiveKernel<<<grid, block>>>(A, B, C, n, n, n);
-  else
-    gemmTiledKernel<<<grid, block>>>(A, B, C, n, n, n);
+  const unsigned g = unsigned((n + kTile - 1) / kTile);
+  (k == Kernel::kNaive ? gemmNaiveKernel : gemmTiledKernel)<<<dim3(g, g), dim3(kTile, kTile)>>>(
+      A, B, C, n, n, n);
 }
 
-// ---------------------------------------------------------------------------
-// Inputs and CPU reference
-// ---------------------------------------------------------------------------
-// A 32-bit LCG, 24 bits per draw, values f - 0.5 in [-0.5, 0.5) (exact in float).
-// A is filled first in row-major order, then B continues from the same state.
-struct Lcg {
-  uint32_t s;
-  float next() {
-    s = 1664525u * s + 1013904223u;
-    return static_cast<float>(s >> 8) / 16777216.0f;
-  }
-};
-
-void fillInputs(std::vector<float>& A, std::vector<float>& B) {
-  Lcg g{kSeed};
-  for (float& a : A) a = g.next() - 0.5f;
-  for (float& b : B) b = g.next() - 0.5f;
-}
-
-// common: cpu_reference
-// CPU reference GEMM in double, for checking GPU matmuls:
-//   C[i*N + j] = sum over k = 0, 1, ..., K-1 (in that order) of
-//                double(A[i*K + k]) * double(B[k*N + j])
-// with A (M x K), B (K x N) and C (M x N) row-major, summed in double from 0.
-// Needs <algorithm>, <cstring> and <vector>.
-//
-// Why it is bit-identical to the naive i-j-k loop: a float x float product has
-// at most 48 significant bits, so it is exact in double; fma(a, b, s) and
-// s + a*b then round the same exact value once, and every element still sums
-// its K products in ascending k from 0.0 in one double accumulator (blocking
-// over k only parks that accumulator in C between blocks, which is exact).
-// Vector lanes hold different elements, never parts of one sum.
-//
-// Why it is fast (2048^3 in about 0.45 s on one core, against about 48 s for
-// the naive loop, which reads B down a column: one cache miss per multiply-add,
-// and at power-of-two N those addresses collide in the same cache sets):
-// - loop interchange plus packing: per block of 256 k-steps, a 256 x 1024 slab
-//   of B is converted once into contiguous 8-column double panels (2 MiB, held
-//   in L2/L3), and 6 rows of A into one 6-row double panel (12 KiB, in L1);
-// - register blocking: a 6 x 8 tile of C lives in twelve 4-wide vector
-//   registers for the whole k block; each k-step loads 2 vectors of B and 6
-//   scalars of A for 48 multiply-adds, all unit stride;
-// - that tile is compiled for AVX2+FMA and picked at run time when the CPU has
-//   it; otherwise a 2-wide build of the same source runs (about 2.5x slower),
-//   or, on a compiler without GCC vector extensions, a scalar loop.
-namespace cpu_reference_detail {
-
-constexpr long long kMR = 6;    // rows of C per register tile
-constexpr long long kNR = 8;    // columns of C per register tile
-constexpr long long kKC = 256;  // k-steps per packed block (B panel 16 KiB: L1)
-constexpr long long kNC = 1024; // columns per packed B block (2 MiB: L2/L3)
-static_assert(kNR == 8 && kMR == 6, "the tile below is written out for 6 x 8");
-static_assert(kNC % kNR == 0, "a B block holds whole 8-column panels");
-
-// C tile (6 x 8, row stride ldc) += packed A panel (kc x 6) * packed B panel
-// (kc x 8), in ascending k; with first set the tile starts from 0.0 instead of
-// being loaded (the first k block).
-#if defined(__GNUC__)  // GCC and Clang, the host compilers nvcc uses on Linux
-// Vector extensions: operators act lane by lane, no intrinsics header needed.
-typedef double Vec2 __attribute__((vector_size(16)));  // any 64-bit host
-typedef double Vec4 __attribute__((vector_size(32)));  // AVX2 only
-
-// V holds kL doubles; a pass covers 2*kL columns of the tile with twelve named
-// accumulators (6 rows x 2 vectors), few enough to stay in registers: one pass
-// with Vec4 (16 ymm registers), two with Vec2 (16 xmm on baseline x86-64).
-// memcpy is the portable unaligned load and store.
-template <typename V>
-__attribute__((always_inline)) inline void tileBody(long long kc,
-                                                    const double* a,
-                                                    const double* b, double* c,
-                                                    long long ldc, bool first) {
-  constexpr long long kL = sizeof(V) / sizeof(double);
-  constexpr size_t kV = sizeof(V);
-  for (long long h = 0; h < kNR; h += 2 * kL, c += 2 * kL, b += 2 * kL) {
-    double* const r[kMR] = {c, c + ldc, c + 2 * ldc, c + 3 * ldc, c + 4 * ldc,
-                            c + 5 * ldc};  // this pass's part of each C row
-    V c0a = {}, c0b = {}, c1a = {}, c1b = {}, c2a = {}, c2b = {};
-    V c3a = {}, c3b = {}, c4a = {}, c4b = {}, c5a = {}, c5b = {};
-    if (!first) {
-      std::memcpy(&c0a, r[0], kV); std::memcpy(&c0b, r[0] + kL, kV);
-      std::memcpy(&c1a, r[1], kV); std::memcpy(&c1b, r[1] + kL, kV);
-      std::memcpy(&c2a, r[2], kV); std::memcpy(&c2b, r[2] + kL, kV);
-      std::memcpy(&c3a, r[3], kV); std::memcpy(&c3b, r[3] + kL, kV);
-      std::memcpy(&c4a, r[4], kV); std::memcpy(&c4b, r[4] + kL, kV);
-      std::memcpy(&c5a, r[5], kV); std::memcpy(&c5b, r[5] + kL, kV);
-    }
-    for (long long k = 0; k < kc; ++k) {
-      V b0, b1;  // B row k: this pass's columns
-      std::memcpy(&b0, b + kNR * k, kV);
-      std::memcpy(&b1, b + kNR * k + kL, kV);
-      const double* ak = a + kMR * k;  // A column k, rows 0-5 of the panel
-      // scalar * vector broadcasts; contracted to one FMA where the ISA has it
-      c0a += ak[0] * b0; c0b += ak[0] * b1;
-      c1a += ak[1] * b0; c1b += ak[1] * b1;
-      c2a += ak[2] * b0; c2b += ak[2] * b1;
-      c3a += ak[3] * b0; c3b += ak[3] * b1;
-      c4a += ak[4] * b0; c4b += ak[4] * b1;
-      c5a += ak[5] * b0; c5b += ak[5] * b1;
-    }
-    std::memcpy(r[0], &c0a, kV); std::memcpy(r[0] + kL, &c0b, kV);
-    std::memcpy(r[1], &c1a, kV); std::memcpy(r[1] + kL, &c1b, kV);
-    std::memcpy(r[2], &c2a, kV); std::memcpy(r[2] + kL, &c2b, kV);
-    std::memcpy(r[3], &c3a, kV); std::memcpy(r[3] + kL, &c3b, kV);
-    std::memcpy(r[4], &c4a, kV); std::memcpy(r[4] + kL, &c4b, kV);
-    std::memcpy(r[5], &c5a, kV); std::memcpy(r[5] + kL, &c5b, kV);
-  }
-}
-
-inline void tileBaseline(long long kc, const double* a, const double* b,
-                         double* c, long long ldc, bool first) {
-  tileBody<Vec2>(kc, a, b, c, ldc, first);
-}
-#else  // other host compilers: the same tile, one double per accumulator
-inline void tileBaseline(long long kc, const double* a, const double* b,
-                         double* c, long long ldc, bool first) {
-  double acc[kMR][kNR];
-  for (long long r = 0; r < kMR; ++r)
-    for (long long j = 0; j < kNR; ++j)
-      acc[r][j] = first ? 0.0 : c[r * ldc + j];
-  for (long long k = 0; k < kc; ++k)
-    for (long long r = 0; r < kMR; ++r)
-      for (long long j = 0; j < kNR; ++j)
-        acc[r][j] += a[kMR * k + r] * b[kNR * k + j];
-  for (long long r = 0; r < kMR; ++r)
-    for (long long j = 0; j < kNR; ++j) c[r * ldc + j] = acc[r][j];
-}
-#endif
-
-// The AVX2+FMA build of the same tile, for x86-64 hosts that have it (nvcc's
-// device pass compiles no host code and is kept out).
-#if defined(__GNUC__) && defined(__x86_64__) && !defined(__CUDA_ARCH__)
-#define CPU_REFERENCE_HAVE_AVX2 1
-__attribute__((target("avx2,fma"))) inline void tileAvx2(
-    long long kc, const double* a, const double* b, double* c, long long ldc,
-    bool first) {
-  tileBody<Vec4>(kc, a, b, c, ldc, first);
-}
-#endif
-
-typedef void (*TileFn)(long long, const double*, const double*, double*,
-                       long long, bool);
-
-inline TileFn pickTile() {
-#ifdef CPU_REFERENCE_HAVE_AVX2
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-    return tileAvx2;
-#endif
-  return tileBaseline;
-}
-
-}  // namespace cpu_reference_detail
-
-inline void cpuReferenceGemm(const float* A, const float* B, double* C,
-                             long long M, long long N, long long K) {
-  using namespace cpu_reference_detail;
-  if (M <= 0 || N <= 0) return;
-  if (K <= 0) {  // empty sums
-    std::fill(C, C + M * N, 0.0);
-    return;
-  }
-  const TileFn tile = pickTile();
-  std::vector<double> bPack(static_cast<size_t>(kKC * kNC));  // 2 MiB
-  std::vector<double> aPack(static_cast<size_t>(kKC * kMR));  // 12 KiB
-  double edge[kMR * kNR] = {};  // a C tile that overhangs M or N
-  for (long long pc = 0; pc < K; pc += kKC) {
-    const long long kc = std::min(kKC, K - pc);
-    const bool first = (pc == 0);
-    for (long long jc = 0; jc < N; jc += kNC) {
-      const long long nc = std::min(kNC, N - jc);
-      const long long nPanels = (nc + kNR - 1) / kNR;
-      // B rows [pc, pc+kc), cols [jc, jc+nc) -> 8-column panels, k-major,
-      // zero past column N.
-      for (long long p = 0; p < nPanels; ++p) {
-        double* dst = bPack.data() + p * kKC * kNR;
-        const long long j0 = jc + p * kNR, w = std::min(kNR, N - j0);
-        for (long long k = 0; k < kc; ++k) {
-          const float* src = B + (pc + k) * N + j0;
-          for (long long j = 0; j < w; ++j) dst[k * kNR + j] = src[j];
-          for (long long j = w; j < kNR; ++j) dst[k * kNR + j] = 0.0;
-        }
-      }
-      for (long long i0 = 0; i0 < M; i0 += kMR) {
-        const long long h = std::min(kMR, M - i0);
-        // A rows [i0, i0+6), cols [pc, pc+kc) -> one 6-row panel, k-major,
-        // zero past row M.
-        double* ap = aPack.data();
-        for (long long r = 0; r < kMR; ++r) {
-          if (r < h) {
-            const float* src = A + (i0 + r) * K + pc;
-            for (long long k = 0; k < kc; ++k) ap[k * kMR + r] = src[k];
-          } else {
-            for (long long k = 0; k < kc; ++k) ap[k * kMR + r] = 0.0;
-          }
-        }
-        for (long long p = 0; p < nPanels; ++p) {
-          const double* bp = bPack.data() + p * kKC * kNR;
-          const long long j0 = jc + p * kNR, w = std::min(kNR, N - j0);
-          double* c = C + i0 * N + j0;
-          if (h == kMR && w == kNR) {
-            tile(kc, ap, bp, c, N, first);
-          } else {  // overhang: run the full tile on a copy, keep the inside
-            for (long long r = 0; r < h; ++r)
-              for (long long j = 0; j < w; ++j)
-                edge[r * kNR + j] = c[r * N + j];
-            tile(kc, ap, bp, edge, kNR, first);
-            for (long long r = 0; r < h; ++r)
-              for (long long j = 0; j < w; ++j)
-                c[r * N + j] = edge[r * kNR + j];
-          }
-        }
-      }
-    }
-  }
-}
-// end common: cpu_reference
-
-// ---------------------------------------------------------------------------
-// Command line and the ladder (no CUDA call before requireCudaDevice)
-// ---------------------------------------------------------------------------
-struct Options {
-  long long maxn = kDefaultMaxN;
-  int iters = kDefaultIters;
-};
-
-std::string usageText() {
-  char buf[2048];
-  std::snprintf(
-      buf, sizeof buf,
-      "usage: report_data [-maxn N] [-iters I] [-h | --help]\n"
-      "Prints CSV for a roofline: a naive and a 16 x 16 tiled FP32 GEMM (M = N = K = n)\n"
-      "for n on the ladder 128 200 256 511 512 1000 1024 2048 4096 ... below N, and N.\n"
-      "  -maxn N     the largest n, an integer in [%lld, %lld] (default %lld)\n"
-      "  -iters I    timed launches per row, an integer in [1, %d] (default %d), after %d\n"
-      "              untimed warm-ups\n"
-      "  -h, --help  print this help and exit\n"
-      "Exit status: 0 every row verified and passed, 1 a row failed or is unverified, or\n"
-      "a CUDA error, 2 bad command line, 77 no usable CUDA device.\n",
-      kFirstRung, kMaxN, kDefaultMaxN, kMaxIters, kDefaultIters, kWarmups);
-  return buf;
-}
-
-// Parses and validates argv; any error exits 2 (CommandLine::fail).
-Options parseOptions(CommandLine& cl) {
-  Options o;
-  while (cl.next()) {
-    if (cl.is("-maxn")) o.maxn = cl.intValue(kFirstRung, kMaxN);
-    else if (cl.is("-iters")) o.iters = static_cast<int>(cl.intValue(1, kMaxIters));
-    else cl.unknownOption();
-  }
-  return o;
-}
-
-// The rungs: every ladder size below maxn, then maxn itself.
-std::vector<long long> ladderUpTo(long long maxn) {
-  std::vector<long long> sizes;
-  for (long long n : kLadder)
-    if (n < maxn) sizes.push_back(n);
-  for (long long n = 2 * kLadder[sizeof(kLadder) / sizeof(kLadder[0]) - 1]; n < maxn; n *= 2)
-    sizes.push_back(n);
-  sizes.push_back(maxn);
-  return sizes;
-}
-
-// ---------------------------------------------------------------------------
-// Byte models
-// ---------------------------------------------------------------------------
 // snippet: byte-models
 // Loads the kernel issues if no cache served any (in-bounds loads only; C excluded).
 double modelLoadBytes(Kernel k, long long M, long long N, long long K) {
@@ -616,614 +176,598 @@ double modelLoadBytes(Kernel k, long long M, long long N, long long K) {
   return 4.0 * (m * kk * gridX + kk * n * gridY);    // A once per block column, B per row
 }
 
-// What any GEMM must move: A and B read once, C written once.
+// What any GEMM must move between the SMs and the memory system (L2) in one launch: A and B
+// read once, C written once. It bounds DRAM traffic only when A, B and C do not fit in L2: a
+// launch that finds them there, left by the previous one, may read almost nothing from DRAM.
 double compulsoryBytes(long long M, long long N, long long K) {
   return 4.0 * (double(M) * K + double(K) * N + double(M) * N);
 }
 // end snippet
 
-// ---------------------------------------------------------------------------
-// Checks
-// ---------------------------------------------------------------------------
-// The course's K-scaled rule: rtol = max(1e-5, 4 * 2^-23 * sqrt(K)) (independent
-// rounding errors add like a random walk; 4 allows any legitimate reordering) and
-// atol = rtol * max|ref| over the reference compared. An element fails when
-// !(|got - ref| <= atol + rtol*|ref|), so NaN and infinity fail.
-double rtolForK(long long k) {
-  return std::max(kBaseRtol, 4.0 * std::ldexp(1.0, -kMantissaBits) * std::sqrt(double(k)));
+// =============================================================================
+// The experiment: inputs, checks, the verification ladder, the CSV
+// =============================================================================
+// A 32-bit LCG, 24 bits per draw, values f - 0.5 in [-0.5, 0.5) (exact in float); A is filled
+// first in row-major order, then B continues from the same state.
+void fillInputs(std::vector<float>& A, std::vector<float>& B) {
+  uint32_t s = kSeed;
+  const auto next = [&s] { s = 1664525u * s + 1013904223u; return float(s >> 8) / 16777216.0f; };
+  for (float& a : A) a = next() - 0.5f;
+  for (float& b : B) b = next() - 0.5f;
 }
+// The K-scaled rule: rtol = max(1e-5, 4 x 2^-23 x sqrt(K)) (rounding errors add like a random
+// walk; 4 allows any legitimate reordering), atol = rtol x max|ref| over the reference compared;
+// an element fails unless |got - ref| <= atol + rtol |ref|, so NaN and infinity fail.
+double rtolForK(long long k) { return std::max(1e-5, std::ldexp(4.0, -23) * std::sqrt(double(k))); }
 
 struct CheckStats {
-  long long checked = 0, failures = 0;
-  double max_abs_err = 0.0;  // NaN once any element's error is NaN
-  double err_frac = 0.0;     // max of |got - ref| / (atol + rtol*|ref|); 1 = at the limit
-  long long first_bad = -1;  // linear index of the first failure
-  double first_got = 0.0, first_ref = 0.0, first_d = 0.0, first_t = 0.0;
-
-  void add(long long index, double got, double ref, double atol, double rtol) {
-    const double d = std::fabs(got - ref), t = atol + rtol * std::fabs(ref);
+  long long checked = 0, failures = 0, first_bad = -1;  // first_bad: linear index
+  double max_abs_err = 0.0, first_got = 0.0, first_ref = 0.0;  // max_abs_err: NaN if any is
+  void add(long long i, double got, double ref, double atol, double rtol) {
+    const double d = std::fabs(got - ref);
     ++checked;
-    if (!(d <= t) && failures++ == 0) {
-      first_bad = index;
-      first_got = got;
-      first_ref = ref;
-      first_d = d;
-      first_t = t;
-    }
+    if (!(d <= atol + rtol * std::fabs(ref)) && failures++ == 0)
+      first_bad = i, first_got = got, first_ref = ref;
     if (std::isnan(d) || d > max_abs_err) max_abs_err = d;
-    const double frac = t > 0.0 ? d / t : (d == 0.0 ? 0.0 : HUGE_VAL);
-    if (std::isnan(frac) || frac > err_frac) err_frac = frac;
   }
   bool pass() const { return checked > 0 && failures == 0; }
-};
-
-// NaN-aware maximum (a NaN on either side wins).
-double maxOrNan(double a, double b) { return (std::isnan(a) || std::isnan(b)) ? NAN : std::max(a, b); }
-
-// Copies rows of an M x N device matrix back, a block of whole rows at a time
-// (about kStreamFloats floats), and hands each block to visit(first_row, rows, x, y),
-// where y holds the same rows of dY (or is nullptr). No full copy of C on the host.
-template <typename Visit>
-void streamRows(const float* dX, const float* dY, long long M, long long N, Visit visit) {
-  const long long per = std::max(1LL, kStreamFloats / N);
-  std::vector<float> x(static_cast<size_t>(per * N)), y(dY ? static_cast<size_t>(per * N) : 0);
-  for (long long r0 = 0; r0 < M; r0 += per) {
-    const long long rows = std::min(per, M - r0);
-    const size_t bytes = static_cast<size_t>(rows * N) * sizeof(float);
-    CUDA_CHECK(cudaMemcpy(x.data(), dX + r0 * N, bytes, cudaMemcpyDeviceToHost));
-    if (dY) CUDA_CHECK(cudaMemcpy(y.data(), dY + r0 * N, bytes, cudaMemcpyDeviceToHost));
-    visit(r0, rows, x.data(), dY ? y.data() : nullptr);
+  std::string describe(const char* what, long long n) const {
+    char buf[300];
+    std::snprintf(buf, sizeof buf, "%s: %lld of %lld elements outside the tolerance, the first "
+                  "at (%lld, %lld): got %.9g, ref %.9g", what, failures, checked, first_bad / n,
+                  first_bad % n, first_got, first_ref);
+    return buf;
   }
-}
-
-// True when two device matrices hold the same bits.
-bool sameBits(const float* dX, const float* dY, long long M, long long N) {
-  bool same = true;
-  streamRows(dX, dY, M, N, [&](long long, long long rows, const float* x, const float* y) {
-    same = same && std::memcmp(x, y, static_cast<size_t>(rows * N) * sizeof(float)) == 0;
-  });
-  return same;
-}
-
-enum class Verdict { kPass, kFail, kUnverified };
-const char* verdictName(Verdict v) {
-  return v == Verdict::kPass ? "PASS" : v == Verdict::kFail ? "FAIL" : "UNVERIFIED";
-}
-
-// How one row of the CSV was verified, and what it found.
-struct RowCheck {
-  std::string how;              // the check column
-  Verdict verdict = Verdict::kUnverified;
-  CheckStats cpu;               // against the double CPU reference (all or sampled)
-  bool has_xcheck = false;
-  CheckStats xcheck;            // tiled against naive, every element
-  std::string why;              // for a row that does not pass: one stderr line
 };
-
-// One "GATE: ..." description of a check's first failure.
-std::string describeFailure(const char* what, const CheckStats& s, long long n) {
-  char buf[400];
-  std::snprintf(buf, sizeof buf,
-                "%s: %lld of %lld elements outside the tolerance; first at row %lld, col %lld: "
-                "got %.9g, ref %.9g, |got - ref| = %.3e > %.3e",
-                what, s.failures, s.checked, s.first_bad / n, s.first_bad % n, s.first_got,
-                s.first_ref, s.first_d, s.first_t);
-  return buf;
+// The reference for some rows of C (every row up to kFullRefMax): slot[i] is row i's place in
+// ref (the rows, ascending, n values each), or -1 when row i is not compared.
+struct RowsReference { std::vector<int> slot; std::vector<double> ref; double ref_max = 0.0; };
+RowsReference referenceRows(const std::vector<float>& A, const std::vector<float>& B, long long n,
+                            const std::vector<long long>& rows) {  // ascending, distinct
+  RowsReference rr{std::vector<int>(size_t(n), -1), std::vector<double>(rows.size() * n), 0.0};
+  std::vector<float> aRows;
+  for (size_t s = 0; s < rows.size(); ++s) {
+    rr.slot[size_t(rows[s])] = int(s);
+    aRows.insert(aRows.end(), A.begin() + rows[s] * n, A.begin() + (rows[s] + 1) * n);
+  }
+  referenceGemm(aRows.data(), B.data(), rr.ref.data(), int(rows.size()), int(n), int(n));
+  for (double v : rr.ref) rr.ref_max = std::max(rr.ref_max, std::fabs(v));
+  return rr;
 }
-
-// Rungs up to kCpuFullMax: every element against the full CPU reference.
-RowCheck verifyAgainstCpu(const float* dC, const std::vector<double>& ref, double refMax,
-                          long long n) {
-  RowCheck rc;
-  rc.how = "cpu";
-  const double rtol = rtolForK(n), atol = rtol * refMax;
-  streamRows(dC, nullptr, n, n, [&](long long r0, long long rows, const float* x, const float*) {
-    for (long long e = 0; e < rows * n; ++e)
-      rc.cpu.add(r0 * n + e, x[e], ref[static_cast<size_t>(r0 * n + e)], atol, rtol);
-  });
-  rc.verdict = rc.cpu.pass() ? Verdict::kPass : Verdict::kFail;
-  if (!rc.cpu.pass()) rc.why = describeFailure("failed the full CPU check", rc.cpu, n);
-  return rc;
+// One look at every element of an output C (n x n, on the host): the reference's rows against
+// the same rows of C, every element against another kernel's output Y when given (xcheck), and
+// the first element that is NaN or infinite.
+struct Scan { CheckStats ref, xcheck; long long non_finite = -1; };
+Scan scan(const std::vector<float>& C, const std::vector<float>* Y, const RowsReference& rr,
+          long long n) {
+  Scan s;
+  const double rtol = rtolForK(n), atol = rtol * rr.ref_max;
+  double yMax = 0.0;  // the cross-check's atol: rtol x max|Y|
+  if (Y) for (float y : *Y) yMax = std::max(yMax, double(std::fabs(y)));
+  for (long long i = 0; i < n * n; ++i) {
+    const int r = rr.slot[size_t(i / n)];
+    if (r >= 0) s.ref.add(i, C[i], rr.ref[size_t(r * n + i % n)], atol, rtol);
+    if (Y) s.xcheck.add(i, C[i], (*Y)[i], rtol * yMax, rtol);
+    if (!std::isfinite(C[i]) && s.non_finite < 0) s.non_finite = i;
+  }
+  return s;
 }
-
-// The verification ladder above kCpuFullMax, where a full CPU reference would cost
-// O(n^3) on one core: a sample of whole rows is computed on the CPU instead (the
-// common reference on the gathered rows of A, so the same bits as a full one), and
-// the rest rests on trust that is stated and conditional:
-// - naive: the sampled rows against the CPU, and every element finite; the rows not
-//   sampled are trusted only if naive passed the full CPU check at every smaller rung
-//   (some of which are not multiples of the tile); otherwise the row is UNVERIFIED.
-// - tiled: the same sampled rows against the CPU, and every element against naive's
-//   output at this size (the K-scaled rule with max|naive|); trusted only if naive's
-//   row at this size passed; otherwise UNVERIFIED.
-// Naive and tiled sum the same products in the same order, so a correct pair agrees
-// exactly and the cross-check cannot see an error the two share (a layout or indexing
-// convention); the sampled rows, against an independent CPU computation, can.
+enum class Verdict { kPass, kFail, kUnverified };
+const char* const kVerdictNames[] = {"PASS", "FAIL", "UNVERIFIED"};  // indexed by Verdict
+struct RowCheck { std::string how; Verdict verdict; std::string why; };  // why: for the GATE line
+// The run so far: device buffers, rows, and what the trust above kFullRefMax rests on.
+struct Ladder {
+  float *dA = nullptr, *dB = nullptr, *dC = nullptr;
+  bool naiveFullRecord = true;      // naive passed the full check at every smaller n,
+  long long naiveFirstFailure = 0;  // else the first n where it did not
+  Verdict naiveVerdict = Verdict::kUnverified;  // naive's row at the current n
+  int rows = 0, passed = 0;
+  bool planted = false, plantedFailed = true;  // the planted errors were tried / all failed
+};
+// The verification ladder above kFullRefMax. The double reference costs O(n^3) at the FP64 rate
+// (1/32 to 1/64 of FP32 on a T4 or an RTX card), so above it only sampled rows are computed, and
+// the rest rests on trust that is stated and conditional. naive: the sampled rows against the
+// reference and every element finite; the others are trusted only if naive passed the full check
+// at every smaller n (200, 511 and 1000 among them), else UNVERIFIED. tiled: the same rows, and
+// every element against naive's output at this n, trusted only if that naive row passed. Naive
+// and tiled sum the same products in the same order, so a correct pair agrees exactly and the
+// cross-check cannot see an error the two share (a layout or indexing convention); the sampled
+// rows, against an independent computation, can.
 // exercise: verify-ladder
-// Yours to write: the ladder above kCpuFullMax, as the comment above describes. The
-// stand-ins below keep the starter running: they compute no reference and mark every
-// row above n = 1024 UNVERIFIED (not timed, exit 1), and main says what is left. Keep
-// the signatures (main calls them); set the flag to true once the ladder is yours.
-constexpr bool kLadderWritten = false;
+// Yours to write: the two functions below, as the comment above describes. sampleRows(n) names
+// the rows (ascending, distinct) that get a reference above n = 1024; verdictAbove turns the scan
+// of one output, and what the ladder has seen so far, into PASS, FAIL or UNVERIFIED, with the
+// reason for a row that does not pass. You will know it worked when every row above 1024 passes
+// and no GATE line says the ladder passed a planted error (at the first n above 1024 main plants
+// five, as the comment after this region says, and your ladder must fail each). Until then these
+// stand-ins mark every row above 1024 UNVERIFIED, so the run exits 1.
+std::vector<long long> sampleRows(long long) { return {}; }
 
-struct RowsReference {};  // yours: the sampled rows and their CPU reference
-
-RowsReference cpuRowsReference(const std::vector<float>&, const std::vector<float>&,
-                               long long) {
-  return RowsReference{};
-}
-
-RowCheck verifyNaiveAbove(const float*, const RowsReference&, long long, bool, long long,
-                          double* naiveMax) {
-  *naiveMax = 0.0;
-  RowCheck rc;
-  rc.how = "none";
-  rc.why = "the verification ladder above n = 1024 is not written yet";
-  return rc;
-}
-
-RowCheck verifyTiledAbove(const float*, const float*, double, Verdict, const RowsReference&,
-                          long long) {
-  RowCheck rc;
-  rc.how = "none";
-  rc.why = "the verification ladder above n = 1024 is not written yet";
-  return rc;
+RowCheck verdictAbove(Kernel, const Scan&, long long, const Ladder&) {
+  return RowCheck{"none", Verdict::kUnverified, "the verification ladder above n = 1024 is not written yet"};
 }
 // end exercise
 
-// common: ceilings
-// Roofline ceilings, measured on this device by this program, with the figures
-// the device attributes imply printed beside them for comparison only.
-// - Bandwidth: a copy kernel streams one buffer into another. Each buffer is 4
-//   times the L2 size the device reports (at least 32 MiB, at most a quarter of
-//   the free memory), so L2 cannot hold the data between launches. Bytes =
-//   read + written; median of several launches through the common timer.
-// - FP32 peak: an FMA-bound kernel. Every thread runs kCeilingFmaChains
-//   independent FMA chains (the FMA pipe never waits for a result), and the
-//   grid fills every SM to its thread limit. 2 FLOP per FMA.
-// - From attributes: DRAM = 2 transfers per clock x memory clock x bus width.
-//   An FP32 peak would be SMs x FP32 lanes per SM x 2 x clock, but the lane
-//   count is not a device attribute (it needs a per-architecture table, which
-//   this course does not keep), so the per-lane figure is printed and the
-//   measured peak is expressed in it. CUDA 13 dropped the clock fields from
-//   cudaDeviceProp; the attributes are queried instead, and a query that fails
-//   or reports 0 prints n/a.
-// - The roofline ceiling at arithmetic intensity AI (FLOP per byte) is
-//   min(FP32 peak, AI x bandwidth).
-// Run time: about 10 ms on an H200 (9 launches of each kernel). Needs the
-// cuda_check and timer blocks above it, and <algorithm>, <cstdio>, <vector>.
-constexpr int kCeilingThreads = 256;     // per block, both kernels
-constexpr int kCeilingCopyUnroll = 4;    // float4 loads in flight per thread
-constexpr int kCeilingFmaChains = 8;     // independent FMA chains per thread
-constexpr int kCeilingFmaIters = 8192;   // FMAs per chain: ~0.6 ms per launch
-constexpr int kCeilingWarmups = 2;
-constexpr int kCeilingSamples = 7;       // odd: the median is one launch
-constexpr size_t kCeilingMinCopyBytes = size_t(32) << 20;
-static_assert(kCeilingFmaIters % 16 == 0,
-              "the FMA loop is unrolled by 16: a whole number of unrolled steps "
-              "keeps the loop counter out of the issue slots");
-
-struct Ceilings {
-  double copy_gbs;     // measured: bytes read + written / median time
-  double fp32_gflops;  // measured: 2 x FMAs / median time
-  double copy_bytes;   // size of each copy buffer
-  double l2_bytes;     // the device's L2 size
-  int sms;             // multiprocessors
-  int fma_blocks;      // blocks of kCeilingThreads in the FMA launch
-};
-
-// launch assumption: any 1-D block; gridDim.x * blockDim.x * kCeilingCopyUnroll
-//   >= n (the host launches exactly that many, rounded up).
-// memory: reads n float4 and writes n float4, coalesced; each thread issues
-//   its kCeilingCopyUnroll loads before its first store.
-__global__ void ceilingCopyKernel(const float4* __restrict__ in, float4* __restrict__ out,
-                                  long long n) {
-  const long long base =
-      static_cast<long long>(blockIdx.x) * blockDim.x * kCeilingCopyUnroll + threadIdx.x;
-  float4 v[kCeilingCopyUnroll];
-#pragma unroll
-  for (int u = 0; u < kCeilingCopyUnroll; ++u) {
-    const long long i = base + static_cast<long long>(u) * blockDim.x;
-    if (i < n) v[u] = in[i];
-  }
-#pragma unroll
-  for (int u = 0; u < kCeilingCopyUnroll; ++u) {
-    const long long i = base + static_cast<long long>(u) * blockDim.x;
-    if (i < n) out[i] = v[u];
-  }
+// A gate counts once a planted defect has been seen to trip it. At the first n above kFullRefMax,
+// if every row so far passed, the ladder must fail: naive scaled by 1.001 (the sample is checked),
+// naive with one NaN (every element is), tiled off by 0.5 in a row the sample skips (the cross-
+// check is made), and both true outputs once the checks they rest on have failed (trust is earned).
+bool ladderFailsPlantedErrors(const std::vector<float>& naive, const std::vector<float>& tiled,
+                              const RowsReference& rr, long long n) {
+  const Ladder trusting{nullptr, nullptr, nullptr, true, 0, Verdict::kPass};  // all rows passed
+  const Ladder doubting{nullptr, nullptr, nullptr, false, kLadder[0], Verdict::kFail};  // none did
+  const auto fails = [&](Kernel k, const std::vector<float>& x, const Ladder& t) {
+    const Scan s = scan(x, k == Kernel::kTiled ? &naive : nullptr, rr, n);
+    return verdictAbove(k, s, n, t).verdict != Verdict::kPass;
+  };
+  const long long e = (n / 2 + 1) * n + n / 3;  // in row n/2 + 1, which no sample holds
+  std::vector<float> x = naive;
+  for (float& v : x) v *= 1.001f;
+  const char* passed =
+      !fails(Kernel::kNaive, x, trusting) ? "naive scaled by 1.001"
+      : (x = naive, x[e] = NAN, !fails(Kernel::kNaive, x, trusting)) ? "naive with a NaN"
+      : (x = tiled, x[e] += 0.5f, !fails(Kernel::kTiled, x, trusting)) ? "tiled off by 0.5"
+      : !fails(Kernel::kNaive, naive, doubting) ? "naive, untrusted"
+      : !fails(Kernel::kTiled, tiled, doubting) ? "tiled, untrusted" : nullptr;
+  if (passed) std::fprintf(stderr, "GATE: ladder: at n = %lld it passed a planted error: %s\n", n, passed);
+  return passed == nullptr;
 }
 
-// launch assumption: out holds gridDim.x * blockDim.x floats.
-// memory: one float written per thread at the end; the rest is registers.
-// mul and add are arguments, so the compiler cannot fold the chains away.
-__global__ void ceilingFmaKernel(float* out, int iters, float mul, float add) {
-  float acc[kCeilingFmaChains];
-#pragma unroll
-  for (int c = 0; c < kCeilingFmaChains; ++c) acc[c] = static_cast<float>(threadIdx.x + c);
-#pragma unroll 16
-  for (int i = 0; i < iters; ++i) {
-#pragma unroll
-    for (int c = 0; c < kCeilingFmaChains; ++c) acc[c] = fmaf(acc[c], mul, add);
-  }
-  float sum = 0.0f;
-#pragma unroll
-  for (int c = 0; c < kCeilingFmaChains; ++c) sum += acc[c];
-  out[static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x] = sum;
+// A tiled kernel stages two 16 x 16 float tiles in shared memory; a kernel whose compiled image
+// holds less is not tiled, however right its numbers are (a naive body prints the same bits).
+bool tiledKernelHoldsTiles() {
+  cudaFuncAttributes fa{};
+  CUDA_CHECK(cudaFuncGetAttributes(&fa, gemmTiledKernel));
+  if (fa.sharedSizeBytes >= 2 * sizeof(float) * kTile * kTile) return true;
+  std::fprintf(stderr, "GATE: tiled kernel: gemmTiledKernel holds %zu bytes of static shared "
+               "memory, less than two 16 x 16 float tiles (2048 bytes): it is not tiled yet\n",
+               fa.sharedSizeBytes);
+  return false;
 }
 
-// Measures both ceilings on the current device; allocates and frees its own
-// buffers (call it when about a quarter of the memory is free).
-inline Ceilings measureCeilings() {
-  int dev = 0, threadsPerSm = 0, l2 = 0;
-  Ceilings c{};
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&c.sms, cudaDevAttrMultiProcessorCount, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&threadsPerSm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
-  size_t freeBytes = 0, totalBytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-
-  // Bandwidth: whole blocks only, so no thread of the copy is idle.
-  const size_t perBlock = size_t(kCeilingThreads) * kCeilingCopyUnroll * sizeof(float4);
-  size_t bytes = std::max(size_t(4) * static_cast<size_t>(l2), kCeilingMinCopyBytes);
-  bytes = std::min(bytes, freeBytes / 4) / perBlock * perBlock;
-  if (bytes == 0) {
-    std::fprintf(stderr, "ceilings: too little free device memory for the copy buffers\n");
-    std::exit(EXIT_FAILURE);
+struct Options { long long maxn = kDefaultMaxN; int iters = kDefaultIters; };  // the command line
+std::vector<long long> ladderUpTo(long long maxn) {  // the sizes below maxn, then maxn
+  std::vector<long long> sizes;
+  for (long long n : kLadder) if (n < maxn) sizes.push_back(n);
+  sizes.push_back(maxn);
+  return sizes;
+}
+// FLOP of every GEMM launch of a run: two kernels per n, each checked once, warmed up, timed.
+double workFlop(long long maxn, int iters) {
+  double flop = 0.0;
+  for (long long n : ladderUpTo(maxn)) flop += 2.0 * (1 + kWarmups + iters) * 2.0 * n * n * n;
+  return flop;
+}
+std::string usageText() {
+  char buf[1024];
+  std::snprintf(buf, sizeof buf, "usage: report_data [-maxn N] [-iters I] [-h | --help]\n"
+      "Roofline CSV on stdout: naive and 16 x 16 tiled FP32 GEMM, M = N = K = n for n in\n"
+      "128 200 256 511 512 1000 1024 2048 below N, and N.\n"
+      "  -maxn N     the largest n, an integer in [%lld, %lld] (default %lld)\n"
+      "  -iters I    timed launches per row, an integer in [1, %d] (default %d), after %d\n"
+      "              warm-ups; all launches together at most %.0f TFLOP (beyond: minutes)\n"
+      "  -h, --help  print this help and exit\n",
+      kLadder[0], kMaxN, kDefaultMaxN, kMaxIters, kDefaultIters, kWarmups, kMaxWorkFlop / 1e12);
+  return buf;
+}
+// Parses and validates argv and the work it asks for; an error exits 2 before any CUDA call.
+Options parseOptions(CommandLine& cl) {
+  Options o;
+  while (cl.next()) {
+    if (cl.is("-maxn")) o.maxn = cl.intValue(kLadder[0], kMaxN);
+    else if (cl.is("-iters")) o.iters = static_cast<int>(cl.intValue(1, kMaxIters));
+    else cl.unknownOption();
   }
-  float4* in = nullptr;
-  float4* out = nullptr;
-  CUDA_CHECK(cudaMalloc(&in, bytes));
-  CUDA_CHECK(cudaMalloc(&out, bytes));
-  CUDA_CHECK(cudaMemset(in, 0, bytes));  // the copy reads initialised memory
-  const long long n4 = static_cast<long long>(bytes / sizeof(float4));
-  const unsigned copyBlocks = static_cast<unsigned>(bytes / perBlock);
-  const TimingStats copy = timeKernel(
-      [&] { ceilingCopyKernel<<<copyBlocks, kCeilingThreads>>>(in, out, n4); },
-      kCeilingWarmups, kCeilingSamples);
-  CUDA_CHECK(cudaFree(in));
-  CUDA_CHECK(cudaFree(out));
-  c.copy_bytes = static_cast<double>(bytes);
-  c.l2_bytes = static_cast<double>(l2);
-  c.copy_gbs = 2.0 * c.copy_bytes / (copy.median_ms * 1e-3) / 1e9;
-
-  // FP32 peak: every SM holds as many blocks as its thread limit allows.
-  c.fma_blocks = c.sms * std::max(1, threadsPerSm / kCeilingThreads);
-  float* sink = nullptr;
-  CUDA_CHECK(cudaMalloc(&sink, size_t(c.fma_blocks) * kCeilingThreads * sizeof(float)));
-  const TimingStats fma = timeKernel(
-      [&] {
-        ceilingFmaKernel<<<c.fma_blocks, kCeilingThreads>>>(sink, kCeilingFmaIters, 0.999f,
-                                                             0.001f);
-      },
-      kCeilingWarmups, kCeilingSamples);
-  CUDA_CHECK(cudaFree(sink));
-  const double flop =
-      2.0 * kCeilingFmaChains * kCeilingFmaIters * double(c.fma_blocks) * kCeilingThreads;
-  c.fp32_gflops = flop / (fma.median_ms * 1e-3) / 1e9;
-  return c;
+  if (workFlop(o.maxn, o.iters) > kMaxWorkFlop)
+    cl.fail("-maxn %lld with -iters %d asks for %.1f TFLOP of GEMM launches, more than the %.0f "
+            "this program runs: lower -maxn or -iters", o.maxn, o.iters,
+            workFlop(o.maxn, o.iters) / 1e12, kMaxWorkFlop / 1e12);
+  return o;
 }
 
-// A device attribute, or 0 when the driver cannot report it (the error is
-// cleared, so a later launch check does not pick it up).
-inline int ceilingAttributeOrZero(cudaDeviceAttr attr) {
-  int dev = 0, v = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  if (cudaDeviceGetAttribute(&v, attr, dev) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
+// The CSV's # lines, then its header. The ridge point from the attributes' bounds is a device
+// fact (the same on every GPU of one model); where each kernel sits follows from it.
+void printPreamble(const cudaDeviceProp& prop, const Ceilings& c) {
+  std::printf("# GPU: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
+  std::printf("# ceilings, measured here: bandwidth %.1f GB/s (copy kernel), FP32 peak %.1f "
+              "GFLOP/s (FMA kernel); roof(AI) = min(FP32 peak, AI x bandwidth)\n", c.copy_gbs,
+              c.fp32_gflops);
+  const double ridge = c.dram_bound_gbs > 0.0 ? c.fp32_bound_gflops / c.dram_bound_gbs : 0.0;
+  const auto roof = [=](double ai) { return ai < ridge ? "below it (bandwidth" : "above it (compute"; };
+  std::printf("# [device] %g MiB L2: A, B and C (12 n^2 bytes) fit in it up to n = %.0f; ridge "
+              "point = FP32 bound / DRAM bound = ", prop.l2CacheSize / 1048576.0,
+              std::floor(std::sqrt(prop.l2CacheSize / 12.0)));
+  if (ridge > 0.0)
+    std::printf("%.2f FLOP/B; modelled AI: naive's 0.25 is %s roof), tiled's 4 is %s roof); "
+                "compulsory AI n / 6 is above it (compute roof) for n > %.0f\n", ridge, roof(0.25),
+                roof(4.0), 6 * ridge);
+  else
+    std::printf("n/a (a bound is unknown)\n");
+  std::printf("kernel,m,n,k,check,ref_elements,verdict,max_abs_err,xcheck_diff,ms,min_ms,max_ms,"
+              "gflops,pct_of_roof,model_load_gb,compulsory_gb,ai_model,ai_compulsory\n");
+}
+
+void printRow(Kernel k, long long n, const RowCheck& rc, const Scan& s, const TimingStats* t,
+              const Ceilings& c) {
+  const double flop = 2.0 * n * n * n, model = modelLoadBytes(k, n, n, n);
+  const double compulsory = compulsoryBytes(n, n, n);
+  std::printf("%s,%lld,%lld,%lld,%s,%lld,%s,%.3e,", kernelName(k), n, n, n, rc.how.c_str(),
+              s.ref.checked, kVerdictNames[int(rc.verdict)], s.ref.max_abs_err);
+  if (s.xcheck.checked > 0) std::printf("%.3e", s.xcheck.max_abs_err);
+  const double gflops = t ? flop / (t->median_ms * 1e-3) / 1e9 : 0.0;
+  if (t) std::printf(",%.4f,%.4f,%.4f,%.1f,%.2f,", t->median_ms, t->min_ms, t->max_ms, gflops,
+                     100.0 * gflops / rooflineGflops(c, flop / compulsory));
+  else std::printf(",,,,,,");
+  std::printf("%.6g,%.6g,%.3f,%.3f\n", model / 1e9, compulsory / 1e9, flop / model, flop / compulsory);
+  std::fflush(stdout);
+}
+// One n of the ladder: check each kernel, time what passed, print its row.
+void runSize(Ladder& L, long long n, int iters, const Ceilings& c) {
+  const size_t bytes = size_t(n * n) * sizeof(float);
+  std::vector<float> A(size_t(n * n)), B(size_t(n * n)), out[2];
+  fillInputs(A, B);  // a fresh seed at every n
+  CUDA_CHECK(cudaMemcpy(L.dA, A.data(), bytes, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(L.dB, B.data(), bytes, cudaMemcpyHostToDevice));
+  const bool full = n <= kFullRefMax;
+  std::vector<long long> rows = full ? std::vector<long long>(size_t(n)) : sampleRows(n);
+  if (full) for (long long i = 0; i < n; ++i) rows[size_t(i)] = i;
+  const RowsReference rr = referenceRows(A, B, n, rows);
+  A = B = std::vector<float>();  // both on the device now: host memory goes to the outputs
+  for (const Kernel k : {Kernel::kNaive, Kernel::kTiled}) {
+    // The checked launch writes into a C poisoned with NaN (all bits set): what it skips fails.
+    CUDA_CHECK(cudaMemset(L.dC, 0xFF, bytes));
+    launchGemm(k, L.dA, L.dB, L.dC, n);
+    CUDA_CHECK_LAUNCH();
+    std::vector<float>& C = (out[int(k)] = std::vector<float>(size_t(n * n)));
+    CUDA_CHECK(cudaMemcpy(C.data(), L.dC, bytes, cudaMemcpyDeviceToHost));
+    const Scan s = scan(C, full || k == Kernel::kNaive ? nullptr : &out[0], rr, n);
+    const RowCheck rc = !full ? verdictAbove(k, s, n, L)
+                        : s.ref.pass() ? RowCheck{"ref", Verdict::kPass, ""}
+                        : RowCheck{"ref", Verdict::kFail, s.ref.describe("failed the full check", n)};
+    TimingStats t{};  // only a passing row is timed
+    if (rc.verdict == Verdict::kPass)
+      t = timeKernel([&] { launchGemm(k, L.dA, L.dB, L.dC, n); }, kWarmups, iters);
+    else
+      std::fprintf(stderr, "GATE: %s n=%lld %s: %s\n", kernelName(k), n, kVerdictNames[int(rc.verdict)],
+                   rc.why.c_str());
+    printRow(k, n, rc, s, rc.verdict == Verdict::kPass ? &t : nullptr, c);
+    if (k == Kernel::kNaive) L.naiveVerdict = rc.verdict;
+    if (k == Kernel::kNaive && full && rc.verdict != Verdict::kPass && L.naiveFullRecord)
+      L.naiveFullRecord = false, L.naiveFirstFailure = n;
+    ++L.rows;
+    L.passed += rc.verdict == Verdict::kPass;
   }
+  if (!full && !L.planted && L.passed == L.rows) {
+    L.planted = true;
+    L.plantedFailed = ladderFailsPlantedErrors(out[0], out[1], rr, n);
+    if (L.plantedFailed)
+      std::printf("# the ladder failed five planted errors at n = %lld: naive scaled by 1.001, naive "
+                  "with one NaN, tiled with one element off by 0.5, both untrusted\n", n);
+  }
+}
+// =============================================================================
+// main
+// =============================================================================
+int main(int argc, char** argv) try {
+  CommandLine cl(argc, argv, usageText());
+  const Options o = parseOptions(cl);  // exit 2 on a bad command line or too much work
+  const cudaDeviceProp prop = requireCudaDevice();  // exit 77 without a device
+  const Ceilings c = measureCeilings();  // exit 1 if a ceiling beats what the attributes allow
+  printCeilings(c, stderr);
+  const bool tiled = tiledKernelHoldsTiles();  // the GATE line says what is left when it is not
+  printPreamble(prop, c);
+
+  Ladder L;
+  for (float** p : {&L.dA, &L.dB, &L.dC}) CUDA_CHECK(cudaMalloc(p, o.maxn * o.maxn * 4));
+  for (const long long n : ladderUpTo(o.maxn)) runSize(L, n, o.iters, c);
+  for (float* p : {L.dA, L.dB, L.dC}) CUDA_CHECK(cudaFree(p));
+
+  std::fprintf(stderr, "report_data: %d rows, %d PASS, %d not.\n", L.rows, L.passed, L.rows - L.passed);
+  return (tiled && L.plantedFailed && L.passed == L.rows) ? EXIT_SUCCESS : EXIT_FAILURE;
+} catch (const std::bad_alloc&) {
+  std::fprintf(stderr, "report_data: a host allocation failed\n");
+  return EXIT_FAILURE;
+}
+
+// =============================================================================
+// Course toolkit: the blocks every lesson carries. Machinery: skip it on a first read.
+// =============================================================================
+// common: cuda_check
+// Device 0's properties, or exit 77 with one line (no driver or no device).
+cudaDeviceProp requireCudaDevice() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "no usable CUDA device: %s (exit 77 = skipped)\n",
+                 err != cudaSuccess ? cudaGetErrorString(err) : "the driver reports no device");
+    std::exit(kExitNoDevice);
+  }
+  CUDA_CHECK(cudaSetDevice(0));
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  return prop;
+}
+// end common: cuda_check
+// common: timer
+// Kernel timer. Warm-ups launch the kernel being timed (lazy loading charges
+// each kernel on its first launch; clocks ramp up). Each sample is one launch
+// between two events, queued back to back, so the events read the GPU's clock
+// and launch latency hides behind the previous launch. The median ignores the
+// odd sample hit by a clock change. Inputs stay in L2 when they fit.
+template <typename Launch>
+TimingStats timeKernel(Launch launch, int warmups, int samples) {
+  samples = std::max(samples, 1);  // callers validate; this keeps the median defined
+  for (int i = 0; i < warmups; ++i) launch();
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<cudaEvent_t> marks(static_cast<size_t>(samples) + 1);
+  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventCreate(&e));
+  CUDA_CHECK(cudaEventRecord(marks[0]));
+  for (size_t i = 1; i < marks.size(); ++i) {
+    launch();
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaEventRecord(marks[i]));
+  }
+  CUDA_CHECK(cudaEventSynchronize(marks.back()));
+  std::vector<double> ms(marks.size() - 1);
+  double total = 0.0;
+  for (size_t i = 0; i < ms.size(); ++i) {
+    float t = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&t, marks[i], marks[i + 1]));
+    total += (ms[i] = t);
+  }
+  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventDestroy(e));
+  std::sort(ms.begin(), ms.end());
+  const size_t h = ms.size() / 2;
+  const double median = (ms.size() % 2 == 1) ? ms[h] : 0.5 * (ms[h - 1] + ms[h]);
+  return TimingStats{median, ms.front(), ms.back(), total / samples, samples};
+}
+// end common: timer
+// common: cli
+// Strict command line (no CUDA call: a bad one exits 2 without a GPU too).
+// Tokens are read left to right, the last occurrence of an option wins, and a
+// valued option takes the next token. A number is the whole token ("12x" is
+// refused); integers are base 10; reals are plain decimals ("0.5", "1e-3"),
+// so hex floats, inf, nan and values that overflow or underflow ("1e999",
+// "1e-400") are refused, as is anything out of range. An error is one stderr
+// line (the option, what it accepts, what it got), the usage, exit 2; -h and
+// --help print the usage on stdout, exit 0. stdout is checked at exit: a
+// failed write (CSV into a full disk) gets one stderr line and exit 1.
+bool parseIntToken(const char* text, long long lo, long long hi, long long* out) {
+  char* end = nullptr;
+  errno = 0;  // strtoll would skip leading blanks: the first character must be a sign or digit
+  if (!text || !(std::isdigit(static_cast<unsigned char>(*text)) || *text == '-' || *text == '+'))
+    return false;
+  const long long v = std::strtoll(text, &end, 10);
+  if (errno == ERANGE || end == text || *end != '\0' || v < lo || v > hi) return false;
+  return *out = v, true;
+}
+
+bool parseRealToken(const char* text, double lo, double hi, double* out) {
+  char* end = nullptr;
+  errno = 0;  // decimal characters only: no blanks, hex, inf or nan
+  if (!text || !*text || std::strspn(text, "0123456789.eE+-") != std::strlen(text)) return false;
+  const double v = std::strtod(text, &end);  // ERANGE: overflow or underflow
+  if (errno == ERANGE || end == text || *end != '\0' || !(v >= lo && v <= hi)) return false;
+  return *out = v, true;
+}
+
+void checkStdoutAtExit() {  // registered by CommandLine's constructor
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return;
+  std::fputs("error: writing to stdout failed (a full disk or a closed pipe?)\n", stderr);
+  std::_Exit(EXIT_FAILURE);
+}
+
+CommandLine::CommandLine(int argc, char** argv, std::string usage)
+    : argc_(argc), argv_(argv), usage_(std::move(usage)) {
+  std::atexit(checkStdoutAtExit);
+}
+bool CommandLine::next() {
+  if (++i_ >= argc_) return false;
+  if (is("-h") || is("--help")) {
+    std::fputs(usage_.c_str(), stdout);
+    std::exit(EXIT_SUCCESS);
+  }
+  return true;
+}
+bool CommandLine::is(const char* name) const { return std::strcmp(argv_[i_], name) == 0; }
+const char* CommandLine::takeValue() { return (i_ + 1 < argc_) ? argv_[++i_] : nullptr; }
+
+long long CommandLine::intValue(long long lo, long long hi) {
+  const char *opt = argv_[i_], *text = takeValue();
+  long long v = 0;
+  if (!parseIntToken(text, lo, hi, &v))
+    fail("%s expects an integer in [%lld, %lld], got %s%s%s", opt, lo, hi,
+         text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
+  return v;
+}
+double CommandLine::realValue(double lo, double hi) {
+  const char *opt = argv_[i_], *text = takeValue();
+  double v = 0.0;
+  if (!parseRealToken(text, lo, hi, &v))
+    fail("%s expects a decimal number in [%g, %g] (no hex, inf, nan, overflow or underflow), "
+         "got %s%s%s", opt, lo, hi, text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
   return v;
 }
 
-// Prints both measured ceilings and the attribute figures to `out` (stdout,
-// or stderr where stdout carries CSV).
-inline void printCeilings(const Ceilings& c, std::FILE* out) {
-  std::fprintf(out, "Ceilings, measured on this device by this program (median of %d launches "
-               "each):\n", kCeilingSamples);
-  std::fprintf(out, "  bandwidth: %.1f GB/s measured, a kernel copying %.1f MB into a second "
-               "buffer", c.copy_gbs, c.copy_bytes / 1e6);
-  if (c.l2_bytes > 0.0)
-    std::fprintf(out, " (each %.1f times the L2 size)", c.copy_bytes / c.l2_bytes);
-  std::fprintf(out, "\n");
-  std::fprintf(out, "  FP32 peak: %.1f GFLOP/s measured, %d blocks of %d threads (every SM "
-               "full), %d independent FMA chains per thread\n",
-               c.fp32_gflops, c.fma_blocks, kCeilingThreads, kCeilingFmaChains);
-  const int memKhz = ceilingAttributeOrZero(cudaDevAttrMemoryClockRate);
-  const int busBits = ceilingAttributeOrZero(cudaDevAttrGlobalMemoryBusWidth);
-  const int clockKhz = ceilingAttributeOrZero(cudaDevAttrClockRate);
-  if (memKhz > 0 && busBits > 0) {
-    std::fprintf(out, "  from attributes, for comparison: DRAM 2 x %.0f MHz x %d-bit bus = "
-                 "%.1f GB/s (assumes 2 transfers per clock)\n",
-                 memKhz / 1e3, busBits, 2.0 * memKhz * 1e3 * busBits / 8.0 / 1e9);
-  } else {
-    std::fprintf(out, "  from attributes, for comparison: DRAM n/a (no memory clock or bus "
-                 "width reported)\n");
-  }
-  if (clockKhz > 0) {
-    const double perLane = c.sms * 2.0 * clockKhz * 1e3 / 1e9;
-    std::fprintf(out, "  from attributes, for comparison: FP32 %d SMs x 2 FLOP x %.0f MHz = "
-                 "%.1f GFLOP/s per FP32 lane of an SM; the lane count is not an attribute "
-                 "(the measured peak is %.1fx this)\n",
-                 c.sms, clockKhz / 1e3, perLane, c.fp32_gflops / perLane);
-  } else {
-    std::fprintf(out, "  from attributes, for comparison: FP32 n/a (no clock rate "
-                 "reported)\n");
+void CommandLine::unknownOption() const {
+  fail("unknown option \"%s\" (the accepted options are listed below)", argv_[i_]);
+}
+void CommandLine::fail(const char* fmt, ...) const {
+  std::fflush(stdout);  // whatever was printed so far comes first
+  std::fputs("error: ", stderr);
+  va_list args;
+  va_start(args, fmt);
+  std::vfprintf(stderr, fmt, args);
+  va_end(args);
+  std::fputc('\n', stderr);
+  std::fputs(usage_.c_str(), stderr);
+  std::exit(kExitBadCommandLine);
+}
+// end common: cli
+// common: reference_gemm
+// Reference GEMM: C[i*N + j] = sum over k = 0, 1, ..., K-1 (ascending, from
+// 0.0, one double accumulator) of double(A[i*K + k]) * double(B[k*N + j]).
+// It runs on the GPU (one thread per element), so a 4096^3 reference takes
+// about a second instead of minutes of one CPU core, and it stays independent
+// of the kernels it judges: another precision (a float x float product has at
+// most 48 significant bits, so it is exact in double and each add rounds
+// once), other code (no tiling, no shared memory, no split of k), and rows 0,
+// M/2 and M-1 are recomputed by a CPU loop in the same order and must match
+// bit for bit (fma or multiply-then-add: with an exact product both round the
+// same sum). A layout, indexing or launch error on the GPU side would have to
+// be repeated by the CPU loop to pass.
+__global__ void referenceGemmKernel(const float* A, const float* B, double* C, int M, int N,
+                                    int K) {
+  const long long count = static_cast<long long>(M) * N, step = 1LL * gridDim.x * blockDim.x;
+  for (long long e = 1LL * blockIdx.x * blockDim.x + threadIdx.x; e < count; e += step) {
+    const long long i = e / N, j = e % N;
+    double acc = 0.0;
+    for (long long k = 0; k < K; ++k) acc = fma(double(A[i * K + k]), double(B[k * N + j]), acc);
+    C[e] = acc;
   }
 }
 
-// The roofline: at arithmetic intensity ai (FLOP per byte), no kernel beats
-// the compute peak, nor ai x the bandwidth. Which of the two binds is decided
-// by measured figures, so near the ridge (ai = peak / bandwidth) it can change
-// from run to run: print both terms rather than a word that names one.
-inline double rooflineGflops(const Ceilings& c, double ai) {
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K) {
+  for (int j = 0; j < N; ++j) row[j] = 0.0;
+  for (long long k = 0; k < K; ++k)  // k outer reads B along rows; each sum still ascends in k
+    for (long long j = 0; j < N; ++j) row[j] += double(A[1LL * i * K + k]) * double(B[k * N + j]);
+}
+
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K) {
+  const long long count = 1LL * M * N, a = 1LL * M * K, b = 1LL * K * N;
+  if (count == 0) return;
+  float *dA = nullptr, *dB = nullptr;  // device copies; dC: the result in double
+  double* dC = nullptr;
+  CUDA_CHECK(cudaMalloc(&dA, std::max(a, 1LL) * sizeof(float)));  // K = 0: 1 unread element
+  CUDA_CHECK(cudaMalloc(&dB, std::max(b, 1LL) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&dC, count * sizeof(double)));
+  if (K > 0) CUDA_CHECK(cudaMemcpy(dA, A, a * sizeof(float), cudaMemcpyHostToDevice));
+  if (K > 0) CUDA_CHECK(cudaMemcpy(dB, B, b * sizeof(float), cudaMemcpyHostToDevice));
+  referenceGemmKernel<<<static_cast<int>(std::min((count + 255) / 256, 1LL << 16)), 256>>>(
+      dA, dB, dC, M, N, K);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(C, dC, count * sizeof(double), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaFree(dA));
+  CUDA_CHECK(cudaFree(dB));
+  CUDA_CHECK(cudaFree(dC));
+  std::vector<double> row(static_cast<size_t>(N));
+  for (int i : {0, M / 2, M - 1}) {
+    referenceRowCpu(A, B, row.data(), i, N, K);
+    if (std::memcmp(row.data(), C + 1LL * i * N, N * sizeof(double)) != 0) {
+      std::fprintf(stderr, "GATE: the GPU reference GEMM and its CPU loop differ in row %d\n", i);
+      std::exit(EXIT_FAILURE);
+    }
+  }
+}
+// end common: reference_gemm
+// common: ceilings
+// Roofline ceilings, measured by this program. Bandwidth: a kernel copies one
+// buffer into another, each 4 x the L2 (32 MiB to a quarter of free memory) so
+// the L2 cannot hold them; bytes read + written / median time. FP32 peak: each
+// thread runs kCeilingChains independent FMA chains on every SM; 2 FLOP/FMA.
+// Each is gated against its bound from the attributes: DRAM 2 transfers per
+// clock x memory clock x bus width / 8; FP32 SMs x lanes x 2 x clock. Lanes
+// (no attribute) are the FP32 multiply-adds per clock per SM of the CUDA C++
+// Programming Guide's arithmetic-instruction table: 64 on 7.x and 8.0, 128 on
+// 8.6 to 12.x, else 0 and no gate (no guess). Cards may boost past nominal
+// clocks: only a figure above kCeilingSlack x its bound fails (GATE, exit 1).
+constexpr int kCeilingThreads = 256, kCeilingUnroll = 4, kCeilingChains = 8;
+constexpr int kCeilingFmaIters = 8192;  // FMAs per chain: about 0.6 ms per launch on an H200
+constexpr double kCeilingSlack = 1.25;
+
+// launch assumption: gridDim.x * blockDim.x * kCeilingUnroll float4 in each buffer.
+__global__ void ceilingCopyKernel(const float4* __restrict__ in, float4* __restrict__ out) {
+  const long long base = 1LL * blockIdx.x * blockDim.x * kCeilingUnroll + threadIdx.x;
+  float4 v[kCeilingUnroll];  // every load in flight before the first store
+#pragma unroll
+  for (int u = 0; u < kCeilingUnroll; ++u) v[u] = in[base + 1LL * u * blockDim.x];
+#pragma unroll
+  for (int u = 0; u < kCeilingUnroll; ++u) out[base + 1LL * u * blockDim.x] = v[u];
+}
+
+// mul and add are arguments, so the compiler cannot fold the chains away.
+__global__ void ceilingFmaKernel(float* out, int iters, float mul, float add) {
+  float acc[kCeilingChains], sum = 0.0f;  // constant trip counts: unrolled into registers
+  for (int c = 0; c < kCeilingChains; ++c) acc[c] = static_cast<float>(threadIdx.x + c);
+#pragma unroll 16
+  for (int i = 0; i < iters; ++i)
+#pragma unroll
+    for (int c = 0; c < kCeilingChains; ++c) acc[c] = fmaf(acc[c], mul, add);
+  for (int c = 0; c < kCeilingChains; ++c) sum += acc[c];
+  out[1LL * blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+int ceilingAttribute(cudaDeviceAttr attr) {  // 0 where the driver cannot say (error cleared)
+  int v = 0;
+  return cudaDeviceGetAttribute(&v, attr, 0) == cudaSuccess ? v : ((void)cudaGetLastError(), 0);
+}
+
+void ceilingGate(const char* what, double measured, double bound, const char* unit) {
+  if (bound <= 0.0 || measured <= kCeilingSlack * bound) return;
+  std::fprintf(stderr, "GATE: measured %s %.1f %s is above %.2f x the %.1f %s that the device's "
+               "attributes allow: a broken measurement\n", what, measured, unit, kCeilingSlack,
+               bound, unit);
+  std::exit(EXIT_FAILURE);
+}
+
+Ceilings measureCeilings() {
+  Ceilings c{};
+  const int sms = ceilingAttribute(cudaDevAttrMultiProcessorCount);
+  const int l2 = ceilingAttribute(cudaDevAttrL2CacheSize);
+  const size_t chunk = size_t(kCeilingThreads) * kCeilingUnroll * sizeof(float4);
+  size_t freeBytes = 0, totalBytes = 0, big = std::max(size_t(4) * l2, size_t(32) << 20);
+  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+  const size_t bytes = std::min(big, freeBytes / 4) / chunk * chunk;
+  float4 *in = nullptr, *out = nullptr;
+  CUDA_CHECK(cudaMalloc(&in, bytes));
+  CUDA_CHECK(cudaMalloc(&out, bytes));
+  CUDA_CHECK(cudaMemset(in, 0, bytes));  // the copy reads initialised memory
+  const TimingStats copy = timeKernel(
+      [&] { ceilingCopyKernel<<<unsigned(bytes / chunk), kCeilingThreads>>>(in, out); }, 2,
+      kCeilingSamples);
+  CUDA_CHECK(cudaFree(in));
+  CUDA_CHECK(cudaFree(out));
+  c.copy_bytes = double(bytes), c.l2_bytes = double(l2);
+  c.copy_gbs = 2.0 * c.copy_bytes / (copy.median_ms * 1e-3) / 1e9;
+  const int perSm = std::max(1, ceilingAttribute(cudaDevAttrMaxThreadsPerMultiProcessor) /
+                                    kCeilingThreads);
+  const int blocks = sms * perSm;
+  float* sink = nullptr;
+  CUDA_CHECK(cudaMalloc(&sink, size_t(blocks) * kCeilingThreads * sizeof(float)));
+  const TimingStats fma = timeKernel([&] {
+    ceilingFmaKernel<<<blocks, kCeilingThreads>>>(sink, kCeilingFmaIters, 0.999f, 0.001f);
+  }, 2, kCeilingSamples);
+  CUDA_CHECK(cudaFree(sink));
+  const double flop = 2.0 * kCeilingChains * kCeilingFmaIters * blocks * kCeilingThreads;
+  c.fp32_gflops = flop / (fma.median_ms * 1e-3) / 1e9;
+
+  const int memMhz = ceilingAttribute(cudaDevAttrMemoryClockRate) / 1000;
+  const int bus = ceilingAttribute(cudaDevAttrGlobalMemoryBusWidth);
+  const int major = ceilingAttribute(cudaDevAttrComputeCapabilityMajor);
+  const int minor = ceilingAttribute(cudaDevAttrComputeCapabilityMinor);
+  const int lanes = (major == 7 || (major == 8 && minor == 0)) ? 64
+                    : (major >= 8 && major <= 12)               ? 128 : 0;
+  const int mhz = ceilingAttribute(cudaDevAttrClockRate) / 1000;
+  c.dram_bound_gbs = 2.0 * memMhz * bus / 8 / 1e3;
+  c.fp32_bound_gflops = 2.0 * sms * lanes * mhz / 1e3;
+  std::snprintf(c.bounds, sizeof c.bounds, "DRAM 2 x %d MHz x %d-bit / 8 = %.1f GB/s, FP32 %d "
+                "SMs x %d lanes (cc %d.%d) x 2 x %d MHz = %.1f GFLOP/s (0: unknown, not gated)",
+                memMhz, bus, c.dram_bound_gbs, sms, lanes, major, minor, mhz, c.fp32_bound_gflops);
+  ceilingGate("bandwidth", c.copy_gbs, c.dram_bound_gbs, "GB/s");
+  ceilingGate("FP32 peak", c.fp32_gflops, c.fp32_bound_gflops, "GFLOP/s");
+  return c;
+}
+
+void printCeilings(const Ceilings& c, std::FILE* out) {
+  std::fprintf(out, "Ceilings measured by this program (median of %d launches each): bandwidth "
+               "%.1f GB/s (copy kernel), FP32 peak %.1f GFLOP/s (FMA kernel)\n",
+               kCeilingSamples, c.copy_gbs, c.fp32_gflops);
+  std::fprintf(out, "[device] bounds from attributes (a measurement above %.2f x its bound "
+               "fails): %s\n", kCeilingSlack, c.bounds);
+}
+
+double rooflineGflops(const Ceilings& c, double ai) {
   return std::min(c.fp32_gflops, ai * c.copy_gbs);
 }
 // end common: ceilings
-
-// ---------------------------------------------------------------------------
-// Occupancy, and what limits it
-// ---------------------------------------------------------------------------
-// The occupancy API gives the active blocks per SM; what binds is found by
-// elimination, with the API as the only judge: the thread limit (threads per SM /
-// block threads) or the block-slot limit if the count equals it; else shared memory if
-// the count equals the SM's shared memory over each block's (its static tiles plus the
-// per-block reservation); else registers. Register counts are the compiler's (a build
-// whose PTX the driver compiles can differ by a few), so they and what follows from
-// them carry their own units: "regs", "blocks/SM", "% occupancy".
-struct Occupancy {
-  int regs, blocks;
-  double fraction;
-  const char* limiter;
-};
-
-template <typename KernelFn>
-Occupancy occupancyOf(KernelFn kernel, const cudaDeviceProp& prop) {
-  cudaFuncAttributes fa{};
-  CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
-  int blocks = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, kBlockThreads, 0));
-  const long long threadBound = prop.maxThreadsPerMultiProcessor / kBlockThreads;
-  const long long slotBound = prop.maxBlocksPerMultiProcessor;
-  const long long smemPerBlock =
-      static_cast<long long>(fa.sharedSizeBytes) + static_cast<long long>(prop.reservedSharedMemPerBlock);
-  const long long smemBound = smemPerBlock > 0
-                                  ? static_cast<long long>(prop.sharedMemPerMultiprocessor) / smemPerBlock
-                                  : slotBound;
-  const char* limiter = (blocks == threadBound && threadBound <= slotBound) ? "threads"
-                        : blocks == slotBound                                ? "block-slots"
-                        : blocks == smemBound                                ? "shared memory"
-                                                                             : "registers";
-  return Occupancy{fa.numRegs, blocks,
-                   double(blocks) * kBlockThreads / prop.maxThreadsPerMultiProcessor, limiter};
-}
-
-// ---------------------------------------------------------------------------
-// Output
-// ---------------------------------------------------------------------------
-void printPreamble(const cudaDeviceProp& prop, const Options& o,
-                   const std::vector<long long>& sizes, const Ceilings& c, const Occupancy& naive,
-                   const Occupancy& tiled) {
-  std::printf("# GPU: %s (compute capability %d.%d), %d SMs, %d threads/SM\n", prop.name,
-              prop.major, prop.minor, prop.multiProcessorCount, prop.maxThreadsPerMultiProcessor);
-  std::printf("# report_data: C = A * B, FP32, row-major, M = N = K = n for n =");
-  for (long long n : sizes) std::printf(" %lld", n);
-  std::printf("; naive and 16 x 16 tiled kernels; median of %d timed launches after %d "
-              "warm-ups; inputs f - 0.5 from an LCG seeded %u at every n\n",
-              o.iters, kWarmups, kSeed);
-  std::printf("# ceilings, measured on this device by this program (median of %d launches "
-              "each): bandwidth %.1f GB/s (a copy kernel, two %.1f MB buffers); FP32 peak %.1f "
-              "GFLOP/s (an FMA kernel filling every SM)\n",
-              kCeilingSamples, c.copy_gbs, c.copy_bytes / 1e6, c.fp32_gflops);
-  std::printf("# roofline: ceiling(AI) = min(FP32 peak, AI x bandwidth), both measured; "
-              "pct_of_roof = gflops / ceiling(ai_compulsory)\n");
-  std::printf("# occupancy (cudaOccupancyMaxActiveBlocksPerMultiprocessor, %d threads per "
-              "block): naive %d regs, %d blocks/SM, %.1f%% occupancy, limited by %s; tiled %d "
-              "regs, %d blocks/SM, %.1f%% occupancy, limited by %s\n",
-              kBlockThreads, naive.regs, naive.blocks, 100.0 * naive.fraction, naive.limiter,
-              tiled.regs, tiled.blocks, 100.0 * tiled.fraction, tiled.limiter);
-  std::printf("# tolerance: rtol = max(1e-5, 4 x 2^-23 x sqrt(K)), atol = rtol x max|ref| over "
-              "the reference compared; an element fails unless |got - ref| <= atol + rtol x "
-              "|ref| (NaN and inf fail); every checked launch writes into a NaN-poisoned C\n");
-  std::printf("# check = cpu: every element against the double CPU reference (n <= %lld)\n",
-              kCpuFullMax);
-  std::printf("# check = cpu-rows+finite: %d rows (the first %d, the last %d, %d spread; every "
-              "column) against the double CPU reference, and every element finite; the other "
-              "rows are trusted only because naive passed cpu at every n <= %lld\n",
-              2 * kSampleEdgeRows + kSampleSpreadRows, kSampleEdgeRows, kSampleEdgeRows,
-              kSampleSpreadRows, kCpuFullMax);
-  std::printf("# check = cpu-rows+xcheck(naive): the same rows against the CPU, and every "
-              "element against naive's output at this n (xcheck_diff = the largest "
-              "difference); trusted only if that naive row passed\n");
-  std::printf("# cpu_elements = elements compared with the CPU reference; err_frac = the "
-              "largest |got - ref| / (atol + rtol x |ref|) over every comparison (1 = at the "
-              "tolerance); verdict PASS, FAIL, or UNVERIFIED (a check it relies on failed); "
-              "only PASS rows are timed\n");
-  std::printf("# bytes: model_load_gb = the loads the kernel issues if no cache served any "
-              "(naive 8 MNK; tiled 4 (MK ceil(N/16) + KN ceil(M/16))), C excluded; "
-              "compulsory_gb = A and B read once, C written once, 4 (MK + KN + MN); ai_model "
-              "and ai_compulsory = 2 MNK / those bytes\n");
-  std::printf("# no DRAM bandwidth is reported: model bytes / time counts load instructions "
-              "that L1 and L2 serve (it can exceed what the device can move); compulsory "
-              "bytes / time is only a lower bound on the DRAM traffic\n");
-  std::printf("kernel,m,n,k,check,cpu_elements,verdict,max_abs_err,xcheck_diff,err_frac,ms,"
-              "min_ms,max_ms,gflops,pct_of_roof,model_load_gb,compulsory_gb,ai_model,"
-              "ai_compulsory\n");
-  std::fflush(stdout);
-}
-
-void printRow(Kernel k, long long n, const RowCheck& rc, bool timed, const TimingStats& t,
-              const Ceilings& c) {
-  const double flop = 2.0 * double(n) * n * n;
-  const double model = modelLoadBytes(k, n, n, n), compulsory = compulsoryBytes(n, n, n);
-  std::printf("%s,%lld,%lld,%lld,%s,%lld,%s,%.3e,", kernelName(k), n, n, n, rc.how.c_str(),
-              rc.cpu.checked, verdictName(rc.verdict), rc.cpu.max_abs_err);
-  if (rc.has_xcheck) std::printf("%.3e", rc.xcheck.max_abs_err);
-  std::printf(",%.3f,", rc.has_xcheck ? maxOrNan(rc.cpu.err_frac, rc.xcheck.err_frac)
-                                      : rc.cpu.err_frac);
-  if (timed && t.median_ms > 0.0) {
-    const double gflops = flop / (t.median_ms * 1e-3) / 1e9;
-    std::printf("%.4f,%.4f,%.4f,%.1f,%.2f,", t.median_ms, t.min_ms, t.max_ms, gflops,
-                100.0 * gflops / rooflineGflops(c, flop / compulsory));
-  } else {
-    std::printf(",,,,,");
-  }
-  std::printf("%.6g,%.6g,%.3f,%.3f\n", model / 1e9, compulsory / 1e9, flop / model,
-              flop / compulsory);
-  std::fflush(stdout);
-}
-
-// ---------------------------------------------------------------------------
-// main
-// ---------------------------------------------------------------------------
-template <typename T>
-std::vector<T> hostBuffer(long long count) {
-  try {
-    return std::vector<T>(static_cast<size_t>(count));
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "host allocation of %.2f GiB failed\n",
-                 count * sizeof(T) / 1073741824.0);
-    std::exit(EXIT_FAILURE);
-  }
-}
-
-int main(int argc, char** argv) {
-  CommandLine cl(argc, argv, usageText());
-  const Options o = parseOptions(cl);  // exit 2 on a bad command line, no CUDA call
-  const std::vector<long long> sizes = ladderUpTo(o.maxn);
-
-  const cudaDeviceProp prop = requireCudaDevice();  // exit 77 without a device
-  // Refuse, before any allocation, what the device cannot launch or hold.
-  const long long grid = (o.maxn + kTile - 1) / kTile;
-  if (grid > prop.maxGridSize[0] || grid > prop.maxGridSize[1] ||
-      kBlockThreads > prop.maxThreadsPerBlock)
-    cl.fail("-maxn %lld: a grid of %lld x %lld blocks of %d threads exceeds this device's "
-            "limits (%d x %d blocks, %d threads)", o.maxn, grid, grid, kBlockThreads,
-            prop.maxGridSize[0], prop.maxGridSize[1], prop.maxThreadsPerBlock);
-  size_t freeBytes = 0, totalBytes = 0;
-  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
-  const long long deviceBytes = kDeviceBuffers * o.maxn * o.maxn * 4;
-  if (deviceBytes > static_cast<long long>(freeBytes))
-    cl.fail("-maxn %lld: %d device buffers of n x n floats need %.2f GiB, more than the %.2f "
-            "GiB free", o.maxn, kDeviceBuffers, deviceBytes / 1073741824.0,
-            freeBytes / 1073741824.0);
-
-  const Ceilings c = measureCeilings();  // before the GEMM buffers: memory is free
-  printCeilings(c, stderr);              // the same figures, with the attribute comparisons
-  const Occupancy naiveOcc = occupancyOf(gemmNaiveKernel, prop);
-  const Occupancy tiledOcc = occupancyOf(gemmTiledKernel, prop);
-  printPreamble(prop, o, sizes, c, naiveOcc, tiledOcc);
-
-  const size_t maxElems = static_cast<size_t>(o.maxn * o.maxn);
-  float *dA = nullptr, *dB = nullptr, *dNaive = nullptr, *dTiled = nullptr, *dSaved = nullptr;
-  CUDA_CHECK(cudaMalloc(&dA, maxElems * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&dB, maxElems * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&dNaive, maxElems * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&dTiled, maxElems * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&dSaved, maxElems * sizeof(float)));
-
-  int rows = 0, passed = 0;
-  bool naiveCpuRecord = true;     // naive passed every full CPU check so far
-  long long naiveFirstCpuFailure = 0;
-  for (const long long n : sizes) {
-    const size_t elems = static_cast<size_t>(n * n);
-    const size_t cBytes = elems * sizeof(float);
-    std::vector<float> A = hostBuffer<float>(n * n), B = hostBuffer<float>(n * n);
-    fillInputs(A, B);  // a fresh seed at every rung
-    CUDA_CHECK(cudaMemcpy(dA, A.data(), cBytes, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(dB, B.data(), cBytes, cudaMemcpyHostToDevice));
-
-    // The reference this rung is checked against: full up to kCpuFullMax, sampled rows above.
-    const bool full = n <= kCpuFullMax;
-    std::vector<double> ref;
-    double refMax = 0.0;
-    RowsReference rowsRef;
-    if (full) {
-      ref = hostBuffer<double>(n * n);
-      cpuReferenceGemm(A.data(), B.data(), ref.data(), n, n, n);
-      for (double v : ref) refMax = std::max(refMax, std::fabs(v));
-    } else {
-      rowsRef = cpuRowsReference(A, B, n);
-    }
-
-    Verdict naiveVerdict = Verdict::kUnverified;
-    double naiveMax = 0.0;
-    for (const Kernel k : {Kernel::kNaive, Kernel::kTiled}) {
-      float* dC = k == Kernel::kNaive ? dNaive : dTiled;
-      const auto launch = [&] { launchGemm(k, dA, dB, dC, n); };
-      // The checked launch, on its own, into a C poisoned with NaN (all bits set): an
-      // element the kernel does not write fails, whatever the other kernel left.
-      CUDA_CHECK(cudaMemset(dC, 0xFF, cBytes));
-      launch();
-      CUDA_CHECK_LAUNCH();
-      CUDA_CHECK(cudaDeviceSynchronize());
-      RowCheck rc;
-      if (full)
-        rc = verifyAgainstCpu(dC, ref, refMax, n);
-      else if (k == Kernel::kNaive)
-        rc = verifyNaiveAbove(dC, rowsRef, n, naiveCpuRecord, naiveFirstCpuFailure, &naiveMax);
-      else
-        rc = verifyTiledAbove(dC, dNaive, naiveMax, naiveVerdict, rowsRef, n);
-      if (k == Kernel::kNaive) {
-        naiveVerdict = rc.verdict;
-        if (full && rc.verdict != Verdict::kPass && naiveCpuRecord) {
-          naiveCpuRecord = false;
-          naiveFirstCpuFailure = n;
-        }
-      }
-      // Only a passing row is timed; the timed launches must reproduce the checked bits.
-      TimingStats t{};
-      bool timed = false;
-      if (rc.verdict == Verdict::kPass) {
-        CUDA_CHECK(cudaMemcpy(dSaved, dC, cBytes, cudaMemcpyDeviceToDevice));
-        t = timeKernel(launch, kWarmups, o.iters);
-        timed = sameBits(dC, dSaved, n, n);
-        if (!timed) {
-          rc.verdict = Verdict::kFail;
-          rc.why = "the timed launches did not reproduce the checked output bit for bit";
-          if (k == Kernel::kNaive) naiveVerdict = rc.verdict;
-        }
-      }
-      if (rc.verdict != Verdict::kPass)
-        std::fprintf(stderr, "GATE: %s n=%lld %s: %s\n", kernelName(k), n,
-                     verdictName(rc.verdict), rc.why.c_str());
-      printRow(k, n, rc, timed, t, c);
-      ++rows;
-      if (rc.verdict == Verdict::kPass) ++passed;
-    }
-  }
-  CUDA_CHECK(cudaFree(dA));
-  CUDA_CHECK(cudaFree(dB));
-  CUDA_CHECK(cudaFree(dNaive));
-  CUDA_CHECK(cudaFree(dTiled));
-  CUDA_CHECK(cudaFree(dSaved));
-
-  std::fprintf(stderr, "report_data: %d rows, %d PASS, %d not (FAIL or UNVERIFIED).\n", rows,
-               passed, rows - passed);
-  std::fprintf(stderr,
-               "Speed-up of tiled over naive at one n = naive ms / tiled ms (the ms column of "
-               "the two rows).\n");
-  std::fprintf(stderr,
-               "Plot (gnuplot 5): save stdout as report.csv, put the measured FP32 peak and "
-               "bandwidth from its # lines in for PEAK and BW, and run\n"
-               "  gnuplot -e \"PEAK=<GFLOP/s>; BW=<GB/s>\" -e \"set datafile separator ','; "
-               "set logscale xy; set xlabel 'FLOP per compulsory byte'; set ylabel 'GFLOP/s'; "
-               "set key left; set terminal pngcairo; set output 'roofline.png'; "
-               "plot [1:1000] (x*BW < PEAK ? x*BW : PEAK) title 'measured roof', "
-               "'report.csv' using (strcol(1) eq 'naive' ? column('ai_compulsory') : NaN):"
-               "'gflops' title 'naive', '' using (strcol(1) eq 'tiled' ? "
-               "column('ai_compulsory') : NaN):'gflops' title 'tiled'\"\n");
-
-  if (!kTiledKernelWritten || !kLadderWritten) {
-    std::printf("# Left to write:%s%s\n",
-                kTiledKernelWritten ? "" : " gemmTiledKernel's body (a naive stand-in runs "
-                                           "now: stage 16 x 16 tiles of A and B in shared "
-                                           "memory, then set kTiledKernelWritten to true);",
-                kLadderWritten ? "" : " the verification ladder above n = 1024 (its rows are "
-                                      "UNVERIFIED now: sample rows against the CPU, cross-"
-                                      "check tiled against naive, then set kLadderWritten "
-                                      "to true).");
-    return EXIT_FAILURE;
-  }
-  return passed == rows ? EXIT_SUCCESS : EXIT_FAILURE;
-}
