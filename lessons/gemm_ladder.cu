@@ -1,0 +1,1100 @@
+// SPDX-License-Identifier: MIT
+// Final project - gemm_ladder: from 16x16 tiles to cuBLAS-class FP32, one idea a step.
+//
+// One FP32 GEMM, C = A * B (row-major), runs through six kernels. Each changes
+// one idea from the one before: shared-memory tiles; several outputs per thread
+// along one dimension; a TM x TN micro-tile per thread with its A and B
+// fragments in registers; 128-bit loads with the A panel stored transposed;
+// warp tiles; double-buffered panels. Every step is checked before it is timed
+// (output poisoned with NaN, every element against a double reference, the
+// tolerance scaled with K), then timed, and placed against the FP32 peak this
+// program measures. Sizes that are not multiples of the tiles are handled.
+// A separate program (anchors/cublas_sgemm.cu) times cuBLAS on the same inputs.
+//
+// Build: nvcc -std=c++17 -O3 -arch=sm_75 -lineinfo -o gemm_ladder gemm_ladder.cu
+// Run:   ./gemm_ladder
+// Run:   ./gemm_ladder -n 4096
+// Run:   ./gemm_ladder -m 1000 -n 1030 -k 999
+// Sanitize: ./gemm_ladder -m 200 -n 150 -k 37 -iters 1
+//
+// sm_75 is the course's T4 (and Compiler Explorer's card); a newer GPU runs the
+// PTX it embeds. ./gemm_ladder -h lists the options.
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+// Course toolkit declarations; definitions at the end of the file
+// common: cuda_check_decl
+// Every CUDA call goes through CUDA_CHECK, every launch is followed by
+// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
+// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
+// 2 bad command line, 77 no usable CUDA device or driver (CTest: skipped).
+#define CUDA_CHECK(call)                                                      \
+  do {                                                                        \
+    cudaError_t err_ = (call);                                                \
+    if (err_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "CUDA error at %s:%d: %s failed: %s\n", __FILE__,  \
+                   __LINE__, #call, cudaGetErrorString(err_));                \
+      std::exit(EXIT_FAILURE);                                                \
+    }                                                                         \
+  } while (0)
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+constexpr int kExitNoDevice = 77;
+cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
+// end common: cuda_check_decl
+// common: timer_decl
+// Kernel timing (method and reasons: the timer block at the end of the file).
+struct TimingStats {
+  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
+  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
+  double mean_ms;    // pulled up by slow outliers
+  int samples;
+};
+// warmups untimed launches, then samples timed ones; launch() queues one launch.
+template <typename Launch>
+TimingStats timeKernel(Launch launch, int warmups, int samples);
+// end common: timer_decl
+// common: cli_decl
+// Strict command line (rules and definitions: the cli block at the end).
+constexpr int kExitBadCommandLine = 2;
+class CommandLine {
+ public:
+  CommandLine(int argc, char** argv, std::string usage);  // usage: the help text
+  bool next();                                     // to the next token; false at the end
+  bool is(const char* name) const;                 // is the current token this option?
+  long long intValue(long long lo, long long hi);  // its value: an integer in [lo, hi]
+  double realValue(double lo, double hi);          // its value: a decimal number in [lo, hi]
+  [[noreturn]] void unknownOption() const;
+  // "error: " + the printf-style message, the usage, exit 2 (rules across options too).
+  [[noreturn]] __attribute__((format(printf, 2, 3))) void fail(const char* fmt, ...) const;
+ private:
+  const char* takeValue();  // the next token, or nullptr at the end
+  int argc_;
+  char** argv_;
+  std::string usage_;
+  int i_ = 0;  // argv_[0] is the program
+};
+// end common: cli_decl
+// common: reference_gemm_decl
+// The reference every GEMM here is checked against (the reference_gemm block
+// at the end of the file): C = A * B in double, row-major host arrays.
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
+// Row i of the same, computed on the CPU (host tests use it for whole matrices).
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
+// end common: reference_gemm_decl
+// common: ceilings_decl
+// Roofline ceilings (definitions and method: the ceilings block at the end).
+constexpr int kCeilingSamples = 7;  // timed launches per ceiling; odd: the median is one launch
+struct Ceilings {
+  double copy_gbs, fp32_gflops;  // measured on this device by this program
+  double copy_bytes, l2_bytes;   // size of each copy buffer; the device's L2
+  double dram_bound_gbs, fp32_bound_gflops;  // from the device's attributes; 0 = unknown
+  char bounds[256];              // the bounds from the device's attributes, as printed
+};
+Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of memory free
+void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
+double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
+// end common: ceilings_decl
+
+// =============================================================================
+// The ladder: six kernels, one idea each
+// =============================================================================
+// Every kernel computes C (M x N) = A (M x K) * B (K x N), row-major, any sizes:
+// panel loads outside A or B read zero, stores outside C are skipped. Every
+// output is one fmaf chain in ascending k, started at 0.0f, in every step: the
+// steps change where the data lives and who computes what, not the arithmetic.
+constexpr int kT1 = 16;                        // step 1: 16 x 16 tiles, 256 threads
+constexpr int kBM2 = 64, kBN2 = 64, kBK2 = 8;  // step 2: 64 x 64 block tile
+constexpr int kTM2 = 8;                        // step 2: outputs per thread (a column)
+constexpr int kThreads2 = kBM2 * kBN2 / kTM2;  // 512
+constexpr int kBM = 128, kBN = 128, kBK = 8;   // steps 3-6: 128 x 128 block tile
+constexpr int kTM = 8, kTN = 8;                // steps 3-6: 8 x 8 micro-tile per thread
+constexpr int kThreads = kBM * kBN / (kTM * kTN);  // 256
+constexpr int kBMPad = kBM + 4;  // transposed A panel row: 4 spare floats spread the
+                                 // transposing stores over all 32 banks
+constexpr int kMinBlocks = 2;      // steps 3-6: at most 128 registers a thread, so that
+                                   // registers leave room for two blocks on an SM
+constexpr int kWM = 64, kWN = 32;  // steps 5-6: the output tile of one warp
+constexpr int kBK6 = 16;           // step 6: k per panel (two panel pairs: 32.5 KiB)
+static_assert(kBM2 * kBK2 == kThreads2 && kBK2 * kBN2 == kThreads2,
+              "step 2 loads one A and one B value per thread per panel");
+static_assert(kThreads == 256 && kBM * kBK % (4 * kThreads) == 0 && kBK * kBN % (4 * kThreads) == 0,
+              "steps 3-6: 256 threads load whole float4s of each 128 x 8 panel");
+static_assert((kBM / kWM) * (kBN / kWN) * 32 == kThreads && kWM == 8 * 2 * 4 && kWN == 4 * 2 * 4,
+              "steps 5-6: 8 warps; a warp's 32 lanes (8 x 4) cover its tile with 2 x 2 "
+              "blocks of 4 x 4 outputs each, which is the 8 x 8 micro-tile of one thread");
+static_assert(kBK6 % 2 == 0 && 2 * (kBK6 * kBMPad + kBK6 * kBN) * 4 <= 48 * 1024,
+              "step 6: fragments alternate between two register sets (even k per panel), "
+              "and both panel pairs fit the 48 KiB every GPU gives a block without opt-in");
+
+// snippet: step1
+// Step 1 - the project's kernel: 16 x 16 tiles of A and B in shared memory, one
+// output per thread. Each value fetched from global memory serves 16 FMAs.
+// launch assumption: block (16, 16); grid (ceil(N / 16), ceil(M / 16)).
+// memory: per 16-wide k step a block loads a 16 x 16 tile of A and of B.
+__global__ void __launch_bounds__(kT1 * kT1)
+    gemmTiled16(const float* A, const float* B, float* C, int M, int N, int K) {
+  __shared__ float As[kT1][kT1], Bs[kT1][kT1];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int row = blockIdx.y * kT1 + ty, col = blockIdx.x * kT1 + tx;
+  float acc = 0.0f;
+  for (int k0 = 0; k0 < K; k0 += kT1) {
+    As[ty][tx] = (row < M && k0 + tx < K) ? A[1LL * row * K + k0 + tx] : 0.0f;
+    Bs[ty][tx] = (k0 + ty < K && col < N) ? B[1LL * (k0 + ty) * N + col] : 0.0f;
+    __syncthreads();  // the tiles are complete
+#pragma unroll
+    for (int kk = 0; kk < kT1; ++kk) acc = fmaf(As[ty][kk], Bs[kk][tx], acc);
+    __syncthreads();  // nobody overwrites a tile another thread still reads
+  }
+  if (row < M && col < N) C[1LL * row * N + col] = acc;
+}
+// end snippet
+
+// Step 2 - 1-D block tiling: each thread computes 8 outputs down one column, so
+// one B value read from shared memory serves 8 FMAs (step 1: 1).
+// launch assumption: 512 threads; grid (ceil(N / 64), ceil(M / 64)).
+// memory: per 8-wide k step a block loads a 64 x 8 panel of A and 8 x 64 of B.
+__global__ void __launch_bounds__(kThreads2)
+    gemm1DBlocktile(const float* A, const float* B, float* C, int M, int N, int K) {
+  __shared__ float As[kBM2 * kBK2], Bs[kBK2 * kBN2];
+  const int tid = threadIdx.x, rowBase = blockIdx.y * kBM2, colBase = blockIdx.x * kBN2;
+  const int tRow = tid / kBN2, tCol = tid % kBN2;  // rows tRow*8 .. +7, column tCol
+  const int aRow = tid / kBK2, aK = tid % kBK2, bK = tid / kBN2, bCol = tid % kBN2;
+  float acc[kTM2] = {};
+  for (int k0 = 0; k0 < K; k0 += kBK2) {
+    const int ar = rowBase + aRow, bc = colBase + bCol;
+    As[tid] = (ar < M && k0 + aK < K) ? A[1LL * ar * K + k0 + aK] : 0.0f;
+    Bs[tid] = (k0 + bK < K && bc < N) ? B[1LL * (k0 + bK) * N + bc] : 0.0f;
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kBK2; ++kk) {
+      const float b = Bs[kk * kBN2 + tCol];
+#pragma unroll
+      for (int i = 0; i < kTM2; ++i) acc[i] = fmaf(As[(tRow * kTM2 + i) * kBK2 + kk], b, acc[i]);
+    }
+    __syncthreads();
+  }
+  for (int i = 0; i < kTM2; ++i) {
+    const int r = rowBase + tRow * kTM2 + i, c = colBase + tCol;
+    if (r < M && c < N) C[1LL * r * N + c] = acc[i];
+  }
+}
+
+// Step 3 - 2-D register blocking: each thread computes an 8 x 8 micro-tile. Per
+// k it reads 8 A values and 8 B values from shared memory into registers (its
+// fragments) and does 64 FMAs with them: 4 FMAs per shared-memory read (step 2:
+// about 1). The 128 x 128 block tile halves the global loads per FMA again.
+// launch assumption: 256 threads; grid (ceil(N / 128), ceil(M / 128)); thread t
+//   owns rows (t / 16) * 8 .. +7 and columns (t % 16) * 8 .. +7 of the block tile.
+// memory: per 8-wide k step a block loads a 128 x 8 panel of A (as in A, row by
+//   row) and an 8 x 128 panel of B, 4 floats of each per thread; 8 KiB shared.
+// snippet: step3
+// solution: register-blocking
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    gemm2DRegisterBlocked(const float* A, const float* B, float* C, int M, int N, int K) {
+  __shared__ float As[kBM * kBK], Bs[kBK * kBN];
+  const int tid = threadIdx.x, rowBase = blockIdx.y * kBM, colBase = blockIdx.x * kBN;
+  const int tRow = tid / (kBN / kTN), tCol = tid % (kBN / kTN);
+  float acc[kTM][kTN] = {};
+  float fragA[kTM], fragB[kTN];
+  for (int k0 = 0; k0 < K; k0 += kBK) {
+    for (int e = tid; e < kBM * kBK; e += kThreads) {  // A panel, 128 x 8
+      const int r = rowBase + e / kBK, k = k0 + e % kBK;
+      As[e] = (r < M && k < K) ? A[1LL * r * K + k] : 0.0f;
+    }
+    for (int e = tid; e < kBK * kBN; e += kThreads) {  // B panel, 8 x 128
+      const int k = k0 + e / kBN, c = colBase + e % kBN;
+      Bs[e] = (k < K && c < N) ? B[1LL * k * N + c] : 0.0f;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kBK; ++kk) {
+#pragma unroll
+      for (int i = 0; i < kTM; ++i) fragA[i] = As[(tRow * kTM + i) * kBK + kk];
+#pragma unroll
+      for (int j = 0; j < kTN; ++j) fragB[j] = Bs[kk * kBN + tCol * kTN + j];
+#pragma unroll
+      for (int i = 0; i < kTM; ++i)
+#pragma unroll
+        for (int j = 0; j < kTN; ++j) acc[i][j] = fmaf(fragA[i], fragB[j], acc[i][j]);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < kTM; ++i)
+#pragma unroll
+    for (int j = 0; j < kTN; ++j) {
+      const int r = rowBase + tRow * kTM + i, c = colBase + tCol * kTN + j;
+      if (r < M && c < N) C[1LL * r * N + c] = acc[i][j];
+    }
+}
+// end solution
+// end snippet
+
+// Steps 4-6 share their panel loads. Four consecutive floats of row r of a
+// rows x cols matrix from column c (a multiple of 4), zero outside it: one
+// 16-byte load when all four are inside and 16-byte aligned (cols % 4 == 0),
+// else four guarded scalar loads.
+__device__ __forceinline__ float4 load4(const float* p, int r, int c, int rows, int cols) {
+  const float* q = p + 1LL * r * cols + c;
+  if (r < rows && c + 3 < cols && cols % 4 == 0) return *reinterpret_cast<const float4*>(q);
+  const bool in = r < rows;
+  return make_float4(in && c < cols ? q[0] : 0.0f, in && c + 1 < cols ? q[1] : 0.0f,
+                     in && c + 2 < cols ? q[2] : 0.0f, in && c + 3 < cols ? q[3] : 0.0f);
+}
+
+// One thread's share of a 128 x BK panel of A and a BK x 128 panel of B.
+template <int BK>
+struct PanelRegs {
+  float4 a[kBM * BK / 4 / kThreads], b[BK * kBN / 4 / kThreads];
+};
+
+// Global -> registers: whole float4s, consecutive threads on consecutive addresses.
+template <int BK>
+__device__ __forceinline__ void fetchPanels(const float* A, const float* B, int M, int N, int K,
+                                            int rowBase, int colBase, int k0, PanelRegs<BK>& p) {
+#pragma unroll
+  for (int i = 0; i < kBM * BK / 4 / kThreads; ++i) {
+    const int e = threadIdx.x + i * kThreads;
+    p.a[i] = load4(A, rowBase + e / (BK / 4), k0 + e % (BK / 4) * 4, M, K);
+  }
+#pragma unroll
+  for (int i = 0; i < BK * kBN / 4 / kThreads; ++i) {
+    const int e = threadIdx.x + i * kThreads;
+    p.b[i] = load4(B, k0 + e / (kBN / 4), colBase + e % (kBN / 4) * 4, K, N);
+  }
+}
+
+// Registers -> shared: A transposed (As[k][m], row length kBMPad), so that the
+// 8 A values a thread needs at one k are contiguous: two 16-byte reads.
+template <int BK>
+__device__ __forceinline__ void stashPanels(const PanelRegs<BK>& p, float* As, float* Bs) {
+#pragma unroll
+  for (int i = 0; i < kBM * BK / 4 / kThreads; ++i) {
+    const int e = threadIdx.x + i * kThreads, m = e / (BK / 4), k = e % (BK / 4) * 4;
+    As[(k + 0) * kBMPad + m] = p.a[i].x;
+    As[(k + 1) * kBMPad + m] = p.a[i].y;
+    As[(k + 2) * kBMPad + m] = p.a[i].z;
+    As[(k + 3) * kBMPad + m] = p.a[i].w;
+  }
+#pragma unroll
+  for (int i = 0; i < BK * kBN / 4 / kThreads; ++i) {
+    const int e = threadIdx.x + i * kThreads;
+    *reinterpret_cast<float4*>(&Bs[e / (kBN / 4) * kBN + e % (kBN / 4) * 4]) = p.b[i];
+  }
+}
+
+// Four outputs of row r from column c: one 16-byte store where it can.
+__device__ __forceinline__ void store4(float* C, int r, int c, int M, int N, const float* v) {
+  float* q = C + 1LL * r * N + c;
+  if (r < M && c + 3 < N && N % 4 == 0)
+    *reinterpret_cast<float4*>(q) = make_float4(v[0], v[1], v[2], v[3]);
+  else
+    for (int j = 0; j < 4; ++j) if (r < M && c + j < N) q[j] = v[j];
+}
+
+// A fragment of 8 floats from shared memory: two 16-byte reads, 4 floats at p
+// and 4 at p + gap (both 16-byte aligned), unpacked into registers.
+__device__ __forceinline__ void read8(const float* p, int gap, float* f) {
+  const float4 x = *reinterpret_cast<const float4*>(p);
+  const float4 y = *reinterpret_cast<const float4*>(p + gap);
+  f[0] = x.x, f[1] = x.y, f[2] = x.z, f[3] = x.w, f[4] = y.x, f[5] = y.y, f[6] = y.z, f[7] = y.w;
+}
+
+// The 64 FMAs of one k: acc[i][j] += fa[i] * fb[j], each a single fmaf.
+__device__ __forceinline__ void microTileFma(const float* fa, const float* fb,
+                                             float (&acc)[kTM][kTN]) {
+#pragma unroll
+  for (int i = 0; i < kTM; ++i)
+#pragma unroll
+    for (int j = 0; j < kTN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
+}
+
+// Step 4 - 128-bit loads: step 3's tiles and micro-tiles, but every global load
+// and every fragment read moves 16 bytes (float4) instead of 4, with the A
+// panel stored transposed so a thread's 8 A values sit side by side.
+// launch assumption: as step 3.
+// memory: as step 3 (A panel stored k-major, 128 + 4 floats a row).
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    gemmVectorized(const float* A, const float* B, float* C, int M, int N, int K) {
+  __shared__ __align__(16) float As[kBK * kBMPad];
+  __shared__ __align__(16) float Bs[kBK * kBN];
+  const int tid = threadIdx.x, rowBase = blockIdx.y * kBM, colBase = blockIdx.x * kBN;
+  const int tRow = tid / (kBN / kTN), tCol = tid % (kBN / kTN);
+  float acc[kTM][kTN] = {};
+  for (int k0 = 0; k0 < K; k0 += kBK) {
+    PanelRegs<kBK> p;
+    fetchPanels<kBK>(A, B, M, N, K, rowBase, colBase, k0, p);
+    stashPanels<kBK>(p, As, Bs);
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kBK; ++kk) {
+      float fa[kTM], fb[kTN];
+      read8(&As[kk * kBMPad + tRow * kTM], 4, fa);  // two 16-byte reads each
+      read8(&Bs[kk * kBN + tCol * kTN], 4, fb);
+      microTileFma(fa, fb, acc);
+    }
+    __syncthreads();
+  }
+#pragma unroll
+  for (int i = 0; i < kTM; ++i) {
+    store4(C, rowBase + tRow * kTM + i, colBase + tCol * kTN, M, N, &acc[i][0]);
+    store4(C, rowBase + tRow * kTM + i, colBase + tCol * kTN + 4, M, N, &acc[i][4]);
+  }
+}
+
+// Steps 5-6 map threads to outputs by warp: warp w owns a 64 x 32 tile, and its
+// lane l (8 x 4 lanes) owns 2 x 2 blocks of 4 x 4 outputs, rows (l / 4) * 4 +
+// {0, 32} and columns (l % 4) * 4 + {0, 16} of it. The fragments a warp reads
+// at one k are then 8 contiguous float4 of A and 4 of B (128 and 64 bytes, no
+// bank conflict), where step 4's 16 float4 of B spaced 32 bytes apart conflict.
+// Thread tid's first output row and column in the block tile (host tests check
+// that the 256 threads cover the 128 x 128 tile once, and the contiguity above).
+__host__ __device__ inline int warpTileRow0(int tid) {
+  return (tid / 32 / (kBN / kWN)) * kWM + (tid % 32 / 4) * 4;
+}
+__host__ __device__ inline int warpTileCol0(int tid) {
+  return (tid / 32 % (kBN / kWN)) * kWN + (tid % 32 % 4) * 4;
+}
+
+// The fragments at k = kk: 8 A values (rows row0 + {0..3, 32..35}) and 8 B
+// values (columns col0 + {0..3, 16..19}), four 16-byte shared-memory reads.
+__device__ __forceinline__ void readFragments(const float* As, const float* Bs, int kk, int row0,
+                                              int col0, float* fa, float* fb) {
+  read8(&As[kk * kBMPad + row0], kWM / 2, fa);
+  read8(&Bs[kk * kBN + col0], kWN / 2, fb);
+}
+
+__device__ __forceinline__ void storeWarpTile(float* C, int M, int N, int row0, int col0,
+                                              float (&acc)[kTM][kTN]) {
+#pragma unroll
+  for (int i = 0; i < kTM; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+      store4(C, row0 + (i / 4) * (kWM / 2) + i % 4, col0 + h * kWN / 2, M, N, &acc[i][4 * h]);
+}
+
+// Step 5 - warp tiling: step 4 with the warp-shaped thread-to-output map above.
+// launch assumption: as step 3. memory: as step 4.
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    gemmWarpTiled(const float* A, const float* B, float* C, int M, int N, int K) {
+  __shared__ __align__(16) float As[kBK * kBMPad];
+  __shared__ __align__(16) float Bs[kBK * kBN];
+  const int rowBase = blockIdx.y * kBM, colBase = blockIdx.x * kBN;
+  const int row0 = warpTileRow0(threadIdx.x), col0 = warpTileCol0(threadIdx.x);
+  float acc[kTM][kTN] = {};
+  for (int k0 = 0; k0 < K; k0 += kBK) {
+    PanelRegs<kBK> p;
+    fetchPanels<kBK>(A, B, M, N, K, rowBase, colBase, k0, p);
+    stashPanels<kBK>(p, As, Bs);
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kBK; ++kk) {
+      float fa[kTM], fb[kTN];
+      readFragments(As, Bs, kk, row0, col0, fa, fb);
+      microTileFma(fa, fb, acc);
+    }
+    __syncthreads();
+  }
+  storeWarpTile(C, M, N, rowBase + row0, colBase + col0, acc);
+}
+
+// snippet: step6
+// Step 6 - double buffering: step 5 with two panel pairs in shared memory and
+// two fragment sets in registers. While the FMAs of panel s run, the loads of
+// panel s + 1 are in flight into registers and the fragments of the next k are
+// read; one barrier per panel instead of two. 16 k per panel (step 5: 8).
+// launch assumption: as step 3. memory: as step 4, two pairs of 128 x 16 and
+//   16 x 128 panels (32.5 KiB).
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    gemmDoubleBuffered(const float* A, const float* B, float* C, int M, int N, int K) {
+  __shared__ __align__(16) float As[2][kBK6 * kBMPad];
+  __shared__ __align__(16) float Bs[2][kBK6 * kBN];
+  const int rowBase = blockIdx.y * kBM, colBase = blockIdx.x * kBN;
+  const int row0 = warpTileRow0(threadIdx.x), col0 = warpTileCol0(threadIdx.x);
+  float acc[kTM][kTN] = {};
+  float fa[2][kTM], fb[2][kTN];
+  PanelRegs<kBK6> p;
+  const int panels = (K + kBK6 - 1) / kBK6;
+  if (panels > 0) {
+    fetchPanels<kBK6>(A, B, M, N, K, rowBase, colBase, 0, p);
+    stashPanels<kBK6>(p, As[0], Bs[0]);
+    __syncthreads();
+    readFragments(As[0], Bs[0], 0, row0, col0, fa[0], fb[0]);
+  }
+  for (int s = 0; s < panels; ++s) {
+    const int cur = s % 2;
+    const bool more = s + 1 < panels;
+    if (more) fetchPanels<kBK6>(A, B, M, N, K, rowBase, colBase, (s + 1) * kBK6, p);
+#pragma unroll
+    for (int kk = 0; kk < kBK6; ++kk) {
+      if (kk + 1 < kBK6)
+        readFragments(As[cur], Bs[cur], kk + 1, row0, col0, fa[(kk + 1) % 2], fb[(kk + 1) % 2]);
+      microTileFma(fa[kk % 2], fb[kk % 2], acc);
+    }
+    if (more) {
+      // The other pair was last read during panel s - 1, before the barrier
+      // that ended it, so it can be overwritten without a second barrier.
+      stashPanels<kBK6>(p, As[1 - cur], Bs[1 - cur]);
+      __syncthreads();
+      readFragments(As[1 - cur], Bs[1 - cur], 0, row0, col0, fa[0], fb[0]);
+    }
+  }
+  storeWarpTile(C, M, N, rowBase + row0, colBase + col0, acc);
+}
+// end snippet
+
+// The ladder as data: what each step is, how it launches, why it should pay.
+struct Step {
+  const char* csv_name;  // the kernel column of --csv
+  const char* title;
+  const char* why;       // a fixed sentence: the reason, not a measurement
+  const void* kernel;    // for cudaFuncGetAttributes
+  int threads;
+  void (*launch)(dim3 grid, const float*, const float*, float*, int, int, int);
+  int tile_m, tile_n;    // the block's output tile: grid (ceil(N / tile_n), ceil(M / tile_m))
+};
+
+template <auto Kernel, int Tx, int Ty>
+void launchKernel(dim3 grid, const float* A, const float* B, float* C, int M, int N, int K) {
+  Kernel<<<grid, dim3(Tx, Ty)>>>(A, B, C, M, N, K);
+}
+
+#define LADDER_KERNEL(k, tx, ty) reinterpret_cast<const void*>(k), tx * ty, launchKernel<k, tx, ty>
+constexpr int kSteps = 6;
+constexpr int kExerciseStep = 2;  // index of step 3, the one the starter leaves to write
+const Step kLadder[kSteps] = {
+    {"tiled_16x16", "tiled 16 x 16, one output per thread (the project's kernel)",
+     "each value fetched from global memory serves 16 FMAs from shared memory",
+     LADDER_KERNEL(gemmTiled16, kT1, kT1), kT1, kT1},
+    {"blocktile_1d", "1-D block tiling, 8 outputs per thread down a column",
+     "one B value read from shared memory now serves 8 FMAs instead of 1",
+     LADDER_KERNEL(gemm1DBlocktile, kThreads2, 1), kBM2, kBN2},
+    {"regblock_2d", "2-D register blocking, an 8 x 8 micro-tile per thread",
+     "16 values read from shared memory into registers serve 64 FMAs per k",
+     LADDER_KERNEL(gemm2DRegisterBlocked, kThreads, 1), kBM, kBN},
+    {"vectorized", "128-bit loads, A panel stored transposed",
+     "each load moves 16 bytes instead of 4, so fewer instructions compete with the FMAs",
+     LADDER_KERNEL(gemmVectorized, kThreads, 1), kBM, kBN},
+    {"warptile", "warp tiling, 2 x 2 blocks of 4 x 4 outputs per thread",
+     "a warp's fragment reads are contiguous, so shared memory serves them without bank "
+     "conflicts", LADDER_KERNEL(gemmWarpTiled, kThreads, 1), kBM, kBN},
+    {"double_buffered", "double-buffered panels and fragments",
+     "the next panel's loads and the next k's fragment reads overlap the FMAs, one barrier "
+     "per panel", LADDER_KERNEL(gemmDoubleBuffered, kThreads, 1), kBM, kBN},
+};
+#undef LADDER_KERNEL
+
+// =============================================================================
+// The experiment: inputs, tolerance, check, and one step checked then timed
+// =============================================================================
+constexpr long long kDefaultDim = 1024;
+constexpr long long kMaxDim = 1LL << 24;
+constexpr int kDefaultIters = 20, kMaxIters = 10000, kWarmups = 3;
+constexpr long long kMaxHostBytes = 4LL << 30;  // A, B, the reference and two copies of C
+constexpr uint32_t kSeed = 20250612u;           // the project's seed: the same inputs
+
+// A 32-bit LCG, 24 bits per draw, values 2f - 1 in [-1, 1) (exact in float);
+// A is filled first in row-major order, then B continues from the same state.
+void fillInputs(std::vector<float>& A, std::vector<float>& B) {
+  uint32_t s = kSeed;
+  auto next = [&s] {
+    s = 1664525u * s + 1013904223u;
+    return 2.0f * (static_cast<float>(s >> 8) / 16777216.0f) - 1.0f;
+  };
+  for (float& a : A) a = next();
+  for (float& b : B) b = next();
+}
+
+// The course's tolerance for FP32 dot products of length K: rounding errors
+// grow like sqrt(K) units of 2^-23 (4 of them, for margin), never below 1e-5;
+// atol scales it to the largest reference value, so outputs near zero (where a
+// relative error says nothing) are judged on the matrix's own scale.
+struct Tolerance { double rtol, atol; };
+
+Tolerance toleranceFor(long long K, const std::vector<double>& ref) {
+  const double rtol = std::max(1e-5, 4.0 * std::ldexp(1.0, -23) * std::sqrt(double(K)));
+  double maxRef = 0.0;
+  for (double r : ref) maxRef = std::max(maxRef, std::fabs(r));
+  return Tolerance{rtol, rtol * maxRef};
+}
+
+// An element fails when !(|got - ref| <= atol + rtol * |ref|): NaN and infinity fail.
+struct CheckResult {
+  long long failures = 0, worst = 0;
+  double worst_score = 0.0;  // |got - ref| / tolerance; +inf where got is not finite
+};
+
+CheckResult checkOutput(const float* got, const double* ref, long long count, Tolerance tol) {
+  CheckResult r;
+  for (long long i = 0; i < count; ++i) {
+    const double d = std::fabs(double(got[i]) - ref[i]);
+    const double t = tol.atol + tol.rtol * std::fabs(ref[i]);
+    if (!(d <= t)) ++r.failures;
+    const double score = !std::isfinite(d) ? HUGE_VAL : t > 0.0 ? d / t : d > 0.0 ? HUGE_VAL : 0.0;
+    if (score > r.worst_score) r.worst_score = score, r.worst = i;
+  }
+  return r;
+}
+
+// The exercise, judged by what the compiled kernel holds: a thread whose 8 x 8
+// outputs accumulate in registers needs at least 64 of them, and panels staged
+// through shared memory need 128 x 8 + 8 x 128 floats of it. A stand-in that
+// walks its outputs one by one from global memory has neither.
+std::string registerBlockingProblem(const void* kernel) {
+  cudaFuncAttributes fa{};
+  CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
+  const size_t panels = size_t(kBM * kBK + kBK * kBN) * sizeof(float);
+  char buf[320] = "";
+  if (fa.sharedSizeBytes < panels)
+    std::snprintf(buf, sizeof buf, "step 3 keeps %zu B of panels in shared memory; its 128 x 8 A "
+                  "and 8 x 128 B panels need %zu B", fa.sharedSizeBytes, panels);
+  else if (fa.numRegs < kTM * kTN)
+    std::snprintf(buf, sizeof buf, "step 3 holds %d registers per thread; an 8 x 8 micro-tile "
+                  "of accumulators alone needs %d", fa.numRegs, kTM * kTN);
+  return buf;
+}
+
+struct Problem {
+  int m, n, k;
+  double flop;
+  std::vector<float> A, B;
+  std::vector<double> ref;
+  Tolerance tol;
+  float *dA, *dB, *dC;
+};
+
+struct StepResult { bool timed = false; double median_ms = 0.0, gflops = 0.0; };
+
+// Step s: the launch line, the checked launch (C poisoned with NaN first), then,
+// only if every element passed, the timed launches and the rate. prevMs: the
+// step before's median (0 if it was not timed).
+StepResult runStep(int s, const Problem& p, int iters, double peak, double prevMs,
+                   std::FILE* out, bool& ok) {
+  const Step& st = kLadder[s];
+  const dim3 grid((p.n + st.tile_n - 1) / st.tile_n, (p.m + st.tile_m - 1) / st.tile_m);
+  const auto launch = [&] { st.launch(grid, p.dA, p.dB, p.dC, p.m, p.n, p.k); };
+  cudaFuncAttributes fa{};
+  CUDA_CHECK(cudaFuncGetAttributes(&fa, st.kernel));
+  int perSm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, st.kernel, st.threads, 0));
+  std::fprintf(out, "Step %d - %s\n  launch: grid (%u, %u) x %d threads, %zu B shared memory, "
+               "%d regs, %d blocks/SM\n", s + 1, st.title, grid.x, grid.y, st.threads,
+               fa.sharedSizeBytes, fa.numRegs, perSm);
+  auto gate = [&ok](const char* claim) { std::fprintf(stderr, "GATE: %s\n", claim), ok = false; };
+
+  const long long count = 1LL * p.m * p.n;
+  const size_t cBytes = size_t(count) * sizeof(float);
+  std::vector<float> got(cBytes / sizeof(float)), again(got.size());
+  CUDA_CHECK(cudaMemset(p.dC, 0xFF, cBytes));  // NaN: an element never written fails
+  launch();
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(got.data(), p.dC, cBytes, cudaMemcpyDeviceToHost));
+  const CheckResult c = checkOutput(got.data(), p.ref.data(), count, p.tol);
+  char claim[400];
+  if (c.failures == 0) {
+    std::fprintf(out, "  check: PASS, all %lld elements within tolerance\n", count);
+  } else {
+    std::fprintf(out, "  check: FAIL, %lld of %lld elements outside tolerance, worst at row %lld, "
+                 "col %lld: got %.9g, ref %.9g\n", c.failures, count, c.worst / p.n,
+                 c.worst % p.n, double(got[size_t(c.worst)]), p.ref[size_t(c.worst)]);
+    std::snprintf(claim, sizeof claim, "step %d (%s): %lld of %lld elements failed the check",
+                  s + 1, st.csv_name, c.failures, count);
+    gate(claim);
+  }
+  if (s == kExerciseStep && !registerBlockingProblem(st.kernel).empty())
+    gate(registerBlockingProblem(st.kernel).c_str());
+  StepResult r;
+  if (c.failures == 0) {  // a wrong result is never timed
+    const TimingStats t = timeKernel(launch, kWarmups, iters);
+    CUDA_CHECK(cudaMemcpy(again.data(), p.dC, cBytes, cudaMemcpyDeviceToHost));
+    std::snprintf(claim, sizeof claim, "step %d (%s): the timed launches did not reproduce the "
+                  "checked output bit for bit", s + 1, st.csv_name);
+    if (std::memcmp(again.data(), got.data(), cBytes) != 0) gate(claim);
+    r = StepResult{true, t.median_ms, t.median_ms > 0.0 ? p.flop / (t.median_ms * 1e6) : 0.0};
+    std::fprintf(out, "  time: median %.4f ms, %.1f GFLOP/s, %.1f%% of measured FP32 peak, ",
+                 r.median_ms, r.gflops, 100.0 * r.gflops / peak);
+    if (s == 0) std::fprintf(out, "the first step\n");
+    else if (prevMs > 0.0 && r.median_ms > 0.0)
+      std::fprintf(out, "%.2fx step %d\n", prevMs / r.median_ms, s);
+    else std::fprintf(out, "no speed-up (step %d was not timed)\n", s);
+  } else {
+    std::fprintf(out, "  time: not timed (a wrong result is never timed)\n");
+  }
+  std::fprintf(out, "  why: %s\n", st.why);
+  return r;
+}
+
+// =============================================================================
+// Command line and size gates (no CUDA call before requireCudaDevice)
+// =============================================================================
+struct Options {
+  long long m = -1, n = kDefaultDim, k = -1;  // -1: as N
+  int iters = kDefaultIters;
+  bool csv = false;
+};
+
+std::string usageText() {
+  char buf[1400];
+  std::snprintf(
+      buf, sizeof buf,
+      "usage: gemm_ladder [-n N] [-m M] [-k K] [-iters I] [--csv] [-h | --help]\n"
+      "C (M x N) = A (M x K) * B (K x N), FP32, row-major, by six kernels, each checked against\n"
+      "a double reference, then timed.\n"
+      "  -n N        columns of C, an integer in [0, %lld] (default %lld); -n alone is\n"
+      "              square: M and K default to N\n"
+      "  -m M, -k K  rows of C and the inner dimension, integers in [0, %lld]\n"
+      "  -iters I    timed launches per step, an integer in [1, %d] (default %d), after %d\n"
+      "              warm-ups\n"
+      "  --csv       one CSV row per step on stdout (kernel,n,median_ms,gflops,m,k,...), the\n"
+      "              report on stderr\n"
+      "  -h, --help  print this help and exit\n"
+      "Exit status: 0 every step passed, 1 a failed check or CUDA error, 2 bad command line,\n"
+      "77 no usable CUDA device.\n",
+      kMaxDim, kDefaultDim, kMaxDim, kMaxIters, kDefaultIters, kWarmups);
+  return buf;
+}
+
+long long hostBytes(const Options& o) {
+  return 4 * (o.m * o.k + o.k * o.n) + (8 + 4 + 4) * o.m * o.n;
+}
+
+Options parseOptions(CommandLine& cl) {
+  Options o;
+  while (cl.next()) {
+    if (cl.is("-m")) o.m = cl.intValue(0, kMaxDim);
+    else if (cl.is("-n")) o.n = cl.intValue(0, kMaxDim);
+    else if (cl.is("-k")) o.k = cl.intValue(0, kMaxDim);
+    else if (cl.is("-iters")) o.iters = static_cast<int>(cl.intValue(1, kMaxIters));
+    else if (cl.is("--csv")) o.csv = true;
+    else cl.unknownOption();
+  }
+  if (o.m < 0) o.m = o.n;
+  if (o.k < 0) o.k = o.n;
+  if (hostBytes(o) > kMaxHostBytes)
+    cl.fail("-m, -n, -k: the host buffers would need %.2f GiB (A, B, the double reference and "
+            "two copies of C); this program allows at most %.2f GiB",
+            hostBytes(o) / 1073741824.0, kMaxHostBytes / 1073741824.0);
+  return o;
+}
+
+// Why this device cannot run the problem, or "": the grid of every step, and
+// the device memory of the reference (A, B and a double C; the ladder needs less).
+std::string deviceProblem(const Options& o, const int maxGrid[3], size_t freeBytes) {
+  char buf[320] = "";
+  for (const Step& st : kLadder) {
+    const long long gy = (o.m + st.tile_m - 1) / st.tile_m, gx = (o.n + st.tile_n - 1) / st.tile_n;
+    if (gy > maxGrid[1] || gx > maxGrid[0]) {
+      std::snprintf(buf, sizeof buf, "-m %lld, -n %lld: step %s needs a grid of (%lld, %lld) "
+                    "blocks, beyond this device's (%d, %d)", o.m, o.n, st.csv_name, gx, gy,
+                    maxGrid[0], maxGrid[1]);
+      return buf;
+    }
+  }
+  const long long need = 4 * (o.m * o.k + o.k * o.n) + 8 * o.m * o.n;
+  if (need > static_cast<long long>(freeBytes))
+    std::snprintf(buf, sizeof buf, "-m, -n, -k: the reference needs %.2f GiB of device memory, "
+                  "more than the %.2f GiB free", need / 1073741824.0, freeBytes / 1073741824.0);
+  return buf;
+}
+
+// =============================================================================
+// main
+// =============================================================================
+// Inputs, the reference and the tolerance, printed; the inputs copied to the device.
+Problem prepareProblem(const Options& o, std::FILE* out) {
+  Problem p{int(o.m), int(o.n), int(o.k), 2.0 * o.m * o.n * o.k, {}, {}, {}, {}, {}, {}, {}};
+  p.A.resize(size_t(o.m * o.k));
+  p.B.resize(size_t(o.k * o.n));
+  p.ref.resize(size_t(o.m * o.n));
+  fillInputs(p.A, p.B);
+  referenceGemm(p.A.data(), p.B.data(), p.ref.data(), p.m, p.n, p.k);
+  p.tol = toleranceFor(p.k, p.ref);
+  std::fprintf(out, "Check: every element against a double reference (ascending k; rows 0, M/2 "
+               "and M-1 redone on the CPU), output poisoned with NaN first\n  rtol = max(1e-5, "
+               "4 * 2^-23 * sqrt(K)) = %.4g, atol = rtol * max|ref| = %.4g\n", p.tol.rtol,
+               p.tol.atol);
+  CUDA_CHECK(cudaMalloc(&p.dA, std::max<size_t>(p.A.size(), 1) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&p.dB, std::max<size_t>(p.B.size(), 1) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&p.dC, p.ref.size() * sizeof(float)));
+  if (p.k > 0) {  // K = 0: A and B are empty, their one-element buffers never read
+    CUDA_CHECK(cudaMemcpy(p.dA, p.A.data(), p.A.size() * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(p.dB, p.B.data(), p.B.size() * sizeof(float), cudaMemcpyHostToDevice));
+  }
+  return p;
+}
+
+void printCsv(const Problem& p, const StepResult* r, double peak) {
+  std::printf("kernel,n,median_ms,gflops,m,k,pct_of_peak,speedup,status\n");
+  for (int s = 0; s < kSteps; ++s) {
+    if (!r[s].timed) {
+      std::printf("%s,%d,,,%d,%d,,,FAIL\n", kLadder[s].csv_name, p.n, p.m, p.k);
+      continue;
+    }
+    const double before = s > 0 && r[s - 1].timed ? r[s - 1].median_ms : r[s].median_ms;
+    std::printf("%s,%d,%.4f,%.1f,%d,%d,%.1f,%.2f,PASS\n", kLadder[s].csv_name, p.n, r[s].median_ms,
+                r[s].gflops, p.m, p.k, 100.0 * r[s].gflops / peak, before / r[s].median_ms);
+  }
+}
+
+int main(int argc, char** argv) {
+  CommandLine cl(argc, argv, usageText());
+  const Options o = parseOptions(cl);  // exit 2 on a bad command line, no CUDA call
+  const cudaDeviceProp prop = requireCudaDevice();  // exit 77 without a device
+  std::FILE* out = o.csv ? stderr : stdout;          // --csv: stdout holds the CSV alone
+  const char* hash = o.csv ? "# " : "";
+  std::printf("%sGPU: %s (compute capability %d.%d)\n", hash, prop.name, prop.major, prop.minor);
+  const long long bigBlocks = ((o.m + kBM - 1) / kBM) * ((o.n + kBN - 1) / kBN);
+  std::printf("%s[device] %d SMs, %d registers per SM, %zu KiB shared memory per block without "
+              "opt-in; steps 3-6 launch %lld blocks, %.2f per SM\n", hash,
+              prop.multiProcessorCount, prop.regsPerMultiprocessor, prop.sharedMemPerBlock / 1024,
+              bigBlocks, double(bigBlocks) / prop.multiProcessorCount);
+  std::fprintf(out, "Problem: C (%lld x %lld) = A (%lld x %lld) * B (%lld x %lld), FP32, "
+               "row-major, %.3f GFLOP\n", o.m, o.n, o.m, o.k, o.k, o.n, 2e-9 * o.m * o.n * o.k);
+  if (o.m == 0 || o.n == 0) {
+    std::fprintf(out, "Empty output: C has no elements; nothing to compute, launch or time.\n");
+    return EXIT_SUCCESS;
+  }
+  size_t freeBytes = 0, totalBytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+  const std::string refused = deviceProblem(o, prop.maxGridSize, freeBytes);
+  if (!refused.empty()) cl.fail("%s", refused.c_str());
+
+  const double peak = measureCeilings().fp32_gflops;  // before the GEMM buffers exist
+  Problem p = prepareProblem(o, out);
+  std::fprintf(out, "Timing: median of %d launches after %d warm-ups; FP32 peak %.1f GFLOP/s "
+               "measured by an FMA-bound kernel on every SM\n", o.iters, kWarmups, peak);
+  bool ok = true;
+  StepResult r[kSteps];
+  for (int s = 0; s < kSteps; ++s)
+    r[s] = runStep(s, p, o.iters, peak, s > 0 ? r[s - 1].median_ms : 0.0, out, ok);
+  CUDA_CHECK(cudaFree(p.dA));
+  CUDA_CHECK(cudaFree(p.dB));
+  CUDA_CHECK(cudaFree(p.dC));
+
+  if (o.csv) printCsv(p, r, peak);
+  if (r[0].timed && r[kSteps - 1].timed)
+    std::fprintf(out, "Ladder: step %d runs at %.2fx step 1, %.1f%% of measured FP32 peak\n",
+                 kSteps, r[0].median_ms / r[kSteps - 1].median_ms,
+                 100.0 * r[kSteps - 1].gflops / peak);
+  if (!registerBlockingProblem(kLadder[kExerciseStep].kernel).empty())
+    std::fprintf(out, "Left to write: step 3's kernel (the exercise region) is still a stand-in; "
+                 "give each thread an 8 x 8 micro-tile fed from shared-memory panels.\n");
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+// =============================================================================
+// Course toolkit: machinery shared by every lesson (copied verbatim from
+// common/). Skip it on a first read.
+// =============================================================================
+// common: cuda_check
+// Device 0's properties, or exit 77 with one line (no driver or no device).
+cudaDeviceProp requireCudaDevice() {
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess || count == 0) {
+    std::fprintf(stderr, "no usable CUDA device: %s (exit 77 = skipped)\n",
+                 err != cudaSuccess ? cudaGetErrorString(err) : "the driver reports no device");
+    std::exit(kExitNoDevice);
+  }
+  CUDA_CHECK(cudaSetDevice(0));
+  cudaDeviceProp prop{};
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  return prop;
+}
+// end common: cuda_check
+// common: timer
+// Kernel timer. Warm-ups launch the kernel being timed (lazy loading charges
+// each kernel on its first launch; clocks ramp up). Each sample is one launch
+// between two events, queued back to back, so the events read the GPU's clock
+// and launch latency hides behind the previous launch. The median ignores the
+// odd sample hit by a clock change. Inputs stay in L2 when they fit.
+template <typename Launch>
+TimingStats timeKernel(Launch launch, int warmups, int samples) {
+  samples = std::max(samples, 1);  // callers validate; this keeps the median defined
+  for (int i = 0; i < warmups; ++i) launch();
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<cudaEvent_t> marks(static_cast<size_t>(samples) + 1);
+  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventCreate(&e));
+  CUDA_CHECK(cudaEventRecord(marks[0]));
+  for (size_t i = 1; i < marks.size(); ++i) {
+    launch();
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaEventRecord(marks[i]));
+  }
+  CUDA_CHECK(cudaEventSynchronize(marks.back()));
+  std::vector<double> ms(marks.size() - 1);
+  double total = 0.0;
+  for (size_t i = 0; i < ms.size(); ++i) {
+    float t = 0.0f;
+    CUDA_CHECK(cudaEventElapsedTime(&t, marks[i], marks[i + 1]));
+    total += (ms[i] = t);
+  }
+  for (cudaEvent_t& e : marks) CUDA_CHECK(cudaEventDestroy(e));
+  std::sort(ms.begin(), ms.end());
+  const size_t h = ms.size() / 2;
+  const double median = (ms.size() % 2 == 1) ? ms[h] : 0.5 * (ms[h - 1] + ms[h]);
+  return TimingStats{median, ms.front(), ms.back(), total / samples, samples};
+}
+// end common: timer
+// common: cli
+// Strict command line (no CUDA call: a bad one exits 2 without a GPU too).
+// Tokens are read left to right, the last occurrence of an option wins, and a
+// valued option takes the next token. A number is the whole token ("12x" is
+// refused); integers are base 10; reals are plain decimals ("0.5", "1e-3"),
+// so hex floats, inf, nan and values that overflow or underflow ("1e999",
+// "1e-400") are refused, as is anything out of range. An error is one stderr
+// line (the option, what it accepts, what it got), the usage, exit 2; -h and
+// --help print the usage on stdout, exit 0. stdout is checked at exit: a
+// failed write (CSV into a full disk) gets one stderr line and exit 1.
+bool parseIntToken(const char* text, long long lo, long long hi, long long* out) {
+  char* end = nullptr;
+  errno = 0;  // strtoll would skip leading blanks: the first character must be a sign or digit
+  if (!text || !(std::isdigit(static_cast<unsigned char>(*text)) || *text == '-' || *text == '+'))
+    return false;
+  const long long v = std::strtoll(text, &end, 10);
+  if (errno == ERANGE || end == text || *end != '\0' || v < lo || v > hi) return false;
+  return *out = v, true;
+}
+
+bool parseRealToken(const char* text, double lo, double hi, double* out) {
+  char* end = nullptr;
+  errno = 0;  // decimal characters only: no blanks, hex, inf or nan
+  if (!text || !*text || std::strspn(text, "0123456789.eE+-") != std::strlen(text)) return false;
+  const double v = std::strtod(text, &end);  // ERANGE: overflow or underflow
+  if (errno == ERANGE || end == text || *end != '\0' || !(v >= lo && v <= hi)) return false;
+  return *out = v, true;
+}
+
+void checkStdoutAtExit() {  // registered by CommandLine's constructor
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return;
+  std::fputs("error: writing to stdout failed (a full disk or a closed pipe?)\n", stderr);
+  std::_Exit(EXIT_FAILURE);
+}
+
+CommandLine::CommandLine(int argc, char** argv, std::string usage)
+    : argc_(argc), argv_(argv), usage_(std::move(usage)) {
+  std::atexit(checkStdoutAtExit);
+}
+bool CommandLine::next() {
+  if (++i_ >= argc_) return false;
+  if (is("-h") || is("--help")) {
+    std::fputs(usage_.c_str(), stdout);
+    std::exit(EXIT_SUCCESS);
+  }
+  return true;
+}
+bool CommandLine::is(const char* name) const { return std::strcmp(argv_[i_], name) == 0; }
+const char* CommandLine::takeValue() { return (i_ + 1 < argc_) ? argv_[++i_] : nullptr; }
+
+long long CommandLine::intValue(long long lo, long long hi) {
+  const char *opt = argv_[i_], *text = takeValue();
+  long long v = 0;
+  if (!parseIntToken(text, lo, hi, &v))
+    fail("%s expects an integer in [%lld, %lld], got %s%s%s", opt, lo, hi,
+         text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
+  return v;
+}
+double CommandLine::realValue(double lo, double hi) {
+  const char *opt = argv_[i_], *text = takeValue();
+  double v = 0.0;
+  if (!parseRealToken(text, lo, hi, &v))
+    fail("%s expects a decimal number in [%g, %g] (no hex, inf, nan, overflow or underflow), "
+         "got %s%s%s", opt, lo, hi, text ? "\"" : "nothing", text ? text : "", text ? "\"" : "");
+  return v;
+}
+
+void CommandLine::unknownOption() const {
+  fail("unknown option \"%s\" (the accepted options are listed below)", argv_[i_]);
+}
+void CommandLine::fail(const char* fmt, ...) const {
+  std::fflush(stdout);  // whatever was printed so far comes first
+  std::fputs("error: ", stderr);
+  va_list args;
+  va_start(args, fmt);
+  std::vfprintf(stderr, fmt, args);
+  va_end(args);
+  std::fputc('\n', stderr);
+  std::fputs(usage_.c_str(), stderr);
+  std::exit(kExitBadCommandLine);
+}
+// end common: cli
+// common: reference_gemm
+// Reference GEMM: C[i*N + j] = sum over k = 0, 1, ..., K-1 (ascending, from
+// 0.0, one double accumulator) of double(A[i*K + k]) * double(B[k*N + j]).
+// It runs on the GPU (one thread per element), so a 4096^3 reference takes
+// about a second instead of minutes of one CPU core, and it stays independent
+// of the kernels it judges: another precision (a float x float product has at
+// most 48 significant bits, so it is exact in double and each add rounds
+// once), other code (no tiling, no shared memory, no split of k), and rows 0,
+// M/2 and M-1 are recomputed by a CPU loop in the same order and must match
+// bit for bit (fma or multiply-then-add: with an exact product both round the
+// same sum). A layout, indexing or launch error on the GPU side would have to
+// be repeated by the CPU loop to pass.
+__global__ void referenceGemmKernel(const float* A, const float* B, double* C, int M, int N,
+                                    int K) {
+  const long long count = static_cast<long long>(M) * N, step = 1LL * gridDim.x * blockDim.x;
+  for (long long e = 1LL * blockIdx.x * blockDim.x + threadIdx.x; e < count; e += step) {
+    const long long i = e / N, j = e % N;
+    double acc = 0.0;
+    for (long long k = 0; k < K; ++k) acc = fma(double(A[i * K + k]), double(B[k * N + j]), acc);
+    C[e] = acc;
+  }
+}
+
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K) {
+  for (int j = 0; j < N; ++j) row[j] = 0.0;
+  for (long long k = 0; k < K; ++k)  // k outer reads B along rows; each sum still ascends in k
+    for (long long j = 0; j < N; ++j) row[j] += double(A[1LL * i * K + k]) * double(B[k * N + j]);
+}
+
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K) {
+  const long long count = 1LL * M * N, a = 1LL * M * K, b = 1LL * K * N;
+  if (count == 0) return;
+  float *dA = nullptr, *dB = nullptr;  // device copies; dC: the result in double
+  double* dC = nullptr;
+  CUDA_CHECK(cudaMalloc(&dA, std::max(a, 1LL) * sizeof(float)));  // K = 0: 1 unread element
+  CUDA_CHECK(cudaMalloc(&dB, std::max(b, 1LL) * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&dC, count * sizeof(double)));
+  if (K > 0) CUDA_CHECK(cudaMemcpy(dA, A, a * sizeof(float), cudaMemcpyHostToDevice));
+  if (K > 0) CUDA_CHECK(cudaMemcpy(dB, B, b * sizeof(float), cudaMemcpyHostToDevice));
+  referenceGemmKernel<<<static_cast<int>(std::min((count + 255) / 256, 1LL << 16)), 256>>>(
+      dA, dB, dC, M, N, K);
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(C, dC, count * sizeof(double), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaFree(dA));
+  CUDA_CHECK(cudaFree(dB));
+  CUDA_CHECK(cudaFree(dC));
+  std::vector<double> row(static_cast<size_t>(N));
+  for (int i : {0, M / 2, M - 1}) {
+    referenceRowCpu(A, B, row.data(), i, N, K);
+    if (std::memcmp(row.data(), C + 1LL * i * N, N * sizeof(double)) != 0) {
+      std::fprintf(stderr, "GATE: the GPU reference GEMM and its CPU loop differ in row %d\n", i);
+      std::exit(EXIT_FAILURE);
+    }
+  }
+}
+// end common: reference_gemm
+// common: ceilings
+// Roofline ceilings, measured by this program. Bandwidth: a kernel copies one
+// buffer into another, each 4 x the L2 (32 MiB to a quarter of free memory) so
+// the L2 cannot hold them; bytes read + written / median time. FP32 peak: each
+// thread runs kCeilingChains independent FMA chains on every SM; 2 FLOP/FMA.
+// Each is gated against its bound from the attributes: DRAM 2 transfers per
+// clock x memory clock x bus width / 8; FP32 SMs x lanes x 2 x clock. Lanes
+// (no attribute) are the FP32 multiply-adds per clock per SM of the CUDA C++
+// Programming Guide's arithmetic-instruction table: 64 on 7.x and 8.0, 128 on
+// 8.6 to 12.x, else 0 and no gate (no guess). Cards may boost past nominal
+// clocks: only a figure above kCeilingSlack x its bound fails (GATE, exit 1).
+constexpr int kCeilingThreads = 256, kCeilingUnroll = 4, kCeilingChains = 8;
+constexpr int kCeilingFmaIters = 8192;  // FMAs per chain: about 0.6 ms per launch on an H200
+constexpr double kCeilingSlack = 1.25;
+
+// launch assumption: gridDim.x * blockDim.x * kCeilingUnroll float4 in each buffer.
+__global__ void ceilingCopyKernel(const float4* __restrict__ in, float4* __restrict__ out) {
+  const long long base = 1LL * blockIdx.x * blockDim.x * kCeilingUnroll + threadIdx.x;
+  float4 v[kCeilingUnroll];  // every load in flight before the first store
+#pragma unroll
+  for (int u = 0; u < kCeilingUnroll; ++u) v[u] = in[base + 1LL * u * blockDim.x];
+#pragma unroll
+  for (int u = 0; u < kCeilingUnroll; ++u) out[base + 1LL * u * blockDim.x] = v[u];
+}
+
+// mul and add are arguments, so the compiler cannot fold the chains away.
+__global__ void ceilingFmaKernel(float* out, int iters, float mul, float add) {
+  float acc[kCeilingChains], sum = 0.0f;  // constant trip counts: unrolled into registers
+  for (int c = 0; c < kCeilingChains; ++c) acc[c] = static_cast<float>(threadIdx.x + c);
+#pragma unroll 16
+  for (int i = 0; i < iters; ++i)
+#pragma unroll
+    for (int c = 0; c < kCeilingChains; ++c) acc[c] = fmaf(acc[c], mul, add);
+  for (int c = 0; c < kCeilingChains; ++c) sum += acc[c];
+  out[1LL * blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+int ceilingAttribute(cudaDeviceAttr attr) {  // 0 where the driver cannot say (error cleared)
+  int v = 0;
+  return cudaDeviceGetAttribute(&v, attr, 0) == cudaSuccess ? v : ((void)cudaGetLastError(), 0);
+}
+
+void ceilingGate(const char* what, double measured, double bound, const char* unit) {
+  if (bound <= 0.0 || measured <= kCeilingSlack * bound) return;
+  std::fprintf(stderr, "GATE: measured %s %.1f %s is above %.2f x the %.1f %s that the device's "
+               "attributes allow: a broken measurement\n", what, measured, unit, kCeilingSlack,
+               bound, unit);
+  std::exit(EXIT_FAILURE);
+}
+
+Ceilings measureCeilings() {
+  Ceilings c{};
+  const int sms = ceilingAttribute(cudaDevAttrMultiProcessorCount);
+  const int l2 = ceilingAttribute(cudaDevAttrL2CacheSize);
+  const size_t chunk = size_t(kCeilingThreads) * kCeilingUnroll * sizeof(float4);
+  size_t freeBytes = 0, totalBytes = 0, big = std::max(size_t(4) * l2, size_t(32) << 20);
+  CUDA_CHECK(cudaMemGetInfo(&freeBytes, &totalBytes));
+  const size_t bytes = std::min(big, freeBytes / 4) / chunk * chunk;
+  float4 *in = nullptr, *out = nullptr;
+  CUDA_CHECK(cudaMalloc(&in, bytes));
+  CUDA_CHECK(cudaMalloc(&out, bytes));
+  CUDA_CHECK(cudaMemset(in, 0, bytes));  // the copy reads initialised memory
+  const TimingStats copy = timeKernel(
+      [&] { ceilingCopyKernel<<<unsigned(bytes / chunk), kCeilingThreads>>>(in, out); }, 2,
+      kCeilingSamples);
+  CUDA_CHECK(cudaFree(in));
+  CUDA_CHECK(cudaFree(out));
+  c.copy_bytes = double(bytes), c.l2_bytes = double(l2);
+  c.copy_gbs = 2.0 * c.copy_bytes / (copy.median_ms * 1e-3) / 1e9;
+  const int perSm = std::max(1, ceilingAttribute(cudaDevAttrMaxThreadsPerMultiProcessor) /
+                                    kCeilingThreads);
+  const int blocks = sms * perSm;
+  float* sink = nullptr;
+  CUDA_CHECK(cudaMalloc(&sink, size_t(blocks) * kCeilingThreads * sizeof(float)));
+  const TimingStats fma = timeKernel([&] {
+    ceilingFmaKernel<<<blocks, kCeilingThreads>>>(sink, kCeilingFmaIters, 0.999f, 0.001f);
+  }, 2, kCeilingSamples);
+  CUDA_CHECK(cudaFree(sink));
+  const double flop = 2.0 * kCeilingChains * kCeilingFmaIters * blocks * kCeilingThreads;
+  c.fp32_gflops = flop / (fma.median_ms * 1e-3) / 1e9;
+
+  const int memMhz = ceilingAttribute(cudaDevAttrMemoryClockRate) / 1000;
+  const int bus = ceilingAttribute(cudaDevAttrGlobalMemoryBusWidth);
+  const int major = ceilingAttribute(cudaDevAttrComputeCapabilityMajor);
+  const int minor = ceilingAttribute(cudaDevAttrComputeCapabilityMinor);
+  const int lanes = (major == 7 || (major == 8 && minor == 0)) ? 64
+                    : (major >= 8 && major <= 12)               ? 128 : 0;
+  const int mhz = ceilingAttribute(cudaDevAttrClockRate) / 1000;
+  c.dram_bound_gbs = 2.0 * memMhz * bus / 8 / 1e3;
+  c.fp32_bound_gflops = 2.0 * sms * lanes * mhz / 1e3;
+  std::snprintf(c.bounds, sizeof c.bounds, "DRAM 2 x %d MHz x %d-bit / 8 = %.1f GB/s, FP32 %d "
+                "SMs x %d lanes (cc %d.%d) x 2 x %d MHz = %.1f GFLOP/s (0: unknown, not gated)",
+                memMhz, bus, c.dram_bound_gbs, sms, lanes, major, minor, mhz, c.fp32_bound_gflops);
+  ceilingGate("bandwidth", c.copy_gbs, c.dram_bound_gbs, "GB/s");
+  ceilingGate("FP32 peak", c.fp32_gflops, c.fp32_bound_gflops, "GFLOP/s");
+  return c;
+}
+
+void printCeilings(const Ceilings& c, std::FILE* out) {
+  std::fprintf(out, "Ceilings measured by this program (median of %d launches each): bandwidth "
+               "%.1f GB/s (copy kernel), FP32 peak %.1f GFLOP/s (FMA kernel)\n",
+               kCeilingSamples, c.copy_gbs, c.fp32_gflops);
+  std::fprintf(out, "[device] bounds from attributes (a measurement above %.2f x its bound "
+               "fails): %s\n", kCeilingSlack, c.bounds);
+}
+
+double rooflineGflops(const Ceilings& c, double ai) {
+  return std::min(c.fp32_gflops, ai * c.copy_gbs);
+}
+// end common: ceilings
