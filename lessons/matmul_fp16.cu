@@ -69,7 +69,7 @@ TimingStats timeKernel(Launch launch, int warmups, int samples);
 // The reference every GEMM here is checked against (the reference_gemm block
 // at the end of the file): C = A * B in double, row-major host arrays.
 void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
-// Row i of the same, computed on the CPU (host tests use it for whole matrices).
+// Row i of the same, computed by a CPU loop; it needs no GPU.
 void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
 // end common: reference_gemm_decl
 
@@ -288,9 +288,10 @@ void launchMatmul(int kernel, const DeviceBuffers& d, int n) {
 // Inputs
 // =============================================================================
 // Flat row-major index e < n*n: an int, cast to float, times a float constant.
-// Why not small integers, as on Day 66: they are exact in half, and so is every
-// product and every partial sum of them below 2048, so all three kernels would
-// print an error of 0 and prove nothing about storage or accumulation. Steps
+// Why not Day 66's half-integers: they are exact in half (below 1024), and so
+// is every product and every partial sum of them (multiples of 1/4, exact below
+// 512), so all three kernels would print an error of 0 and prove nothing about
+// storage or accumulation. Steps
 // of 0.013 and 0.017 are not representable, so storing them as half really
 // costs something; magnitudes below 1 keep every partial sum far from 65504.
 //
@@ -508,8 +509,9 @@ ExactCheck exactCheck(const DeviceBuffers& d, const float* Ah, const float* Bh, 
 double footprintBytes(int n, bool half) { return 1.0 * n * n * (half ? 2 + 2 + 4 : 4 + 4 + 4); }
 
 // snippet: format-report
-// What this card's tensor cores could take, keyed on 10*major + minor: the
-// lowest compute capability whose mma instructions accept each format. The
+// What this card's tensor cores could take, keyed on 10*major + minor: for
+// each format, the lowest compute capability from the course's 7.5 up whose
+// mma instructions accept it (FP16 mma itself dates from 7.0, Volta). The
 // kernels above use none of it (Day 72 starts on tensor cores).
 struct FormatFloor {
   const char* label;
@@ -600,9 +602,9 @@ void printConversionDemos() {
 // The experiment: one case
 // =============================================================================
 // No cuBLAS row: Compiler Explorer links no libraries, and a lesson must paste
-// there unchanged. For scale, recorded once on an H200 (not measured by this
-// program): cuBLAS SGEMM took 0.372 ms at n = 2048, against this tiled FP32
-// kernel's 2.11 ms. Day 72's tensor cores are the way to close that gap.
+// there unchanged. cuBLAS SGEMM runs the same product several times faster
+// than this tiled FP32 kernel (time both on your card to see by how much);
+// Day 72's tensor cores are the way to close that gap.
 
 struct KernelRow {
   GateResult gate;

@@ -96,7 +96,7 @@ class CommandLine {
 // The reference every GEMM here is checked against (the reference_gemm block
 // at the end of the file): C = A * B in double, row-major host arrays.
 void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
-// Row i of the same, computed on the CPU (host tests use it for whole matrices).
+// Row i of the same, computed by a CPU loop; it needs no GPU.
 void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
 // end common: reference_gemm_decl
 // common: ceilings_decl
@@ -313,7 +313,7 @@ DeviceLimits readLimits(const cudaDeviceProp& prop, const cudaFuncAttributes& fa
 
 // Why the launch cannot run on this device, or "" when it can. The grid.x
 // rule cannot fire on a current GPU (grid.x <= 2^24 < 2^31 - 1); it is kept
-// because it is read from the device, and the host test plants a small limit.
+// because it is read from the device, and a device with a smaller limit would trip it.
 std::string launchProblem(const Options& o, const Geometry& g, const DeviceLimits& lim) {
   char buf[320] = "";
   if (o.bs > lim.kernel_threads)
@@ -604,6 +604,9 @@ void printRoofline(const Options& o, const Geometry& g, double flop, double gflo
   printRidge(c, flop, compulsoryBytes(o), modelledBytes(o, g));
 }
 
+// =============================================================================
+// main
+// =============================================================================
 int main(int argc, char** argv) {
   CommandLine cl(argc, argv, usageText());
   const Options o = parseOptions(cl);  // exit 2 on a bad command line, no CUDA call

@@ -56,7 +56,7 @@ cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with o
 constexpr int kThreads = 256;   // threads per block
 constexpr int kMaxN = 16483;    // 169*97 + 90: the largest input any test uses
 constexpr int kOddN = 611;      // 13*47, the course's odd size
-constexpr int kExactN = 1024;   // a round size
+constexpr int kExactN = 1024;   // 2^10
 constexpr int kMaxBlocks = (kMaxN + kThreads - 1) / kThreads;  // partials: 65
 constexpr float kBaseRtol = 1e-5f;   // the float table entry
 constexpr float kLooseRtol = 1e-2f;  // the supplied suite's "oracle" tolerance
@@ -281,7 +281,7 @@ Verdicts runSuppliedSuite(Variant sum, const Data& d) {
 // =============================================================================
 // runHardenedSuite runs every hardened test against one wrapper and records
 // each through report(v, ...). `catches` is the outcome this phase expects of
-// a test that can see a fault in the wrapper: Expect::Fail against gpuSum as
+// a test that can see a fault in gpuSum: Expect::Fail against gpuSum as
 // shipped, Expect::Pass against gpuSumRevised. A test that cannot see the
 // fault expects Expect::Pass in both phases.
 void runHardenedSuite(Variant sum, const Data& d, Expect catches, Verdicts& v);
@@ -474,7 +474,7 @@ int main() {
   CUDA_CHECK(cudaFree(d.x2));
   CUDA_CHECK(cudaFree(d.partials));
   if (!ok) return EXIT_FAILURE;
-  std::printf("All 7 gates held: the supplied tests vouched for a broken kernel, and the\n"
+  std::printf("All 7 gates held: the supplied tests vouched for a wrong GPU sum, and the\n"
               "hardened suite separated gpuSum as shipped from gpuSumRevised.\n");
   return EXIT_SUCCESS;
 }

@@ -72,7 +72,7 @@ TimingStats timeKernel(Launch launch, int warmups, int samples);
 // The reference every GEMM here is checked against (the reference_gemm block
 // at the end of the file): C = A * B in double, row-major host arrays.
 void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
-// Row i of the same, computed on the CPU (host tests use it for whole matrices).
+// Row i of the same, computed by a CPU loop; it needs no GPU.
 void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
 // end common: reference_gemm_decl
 
@@ -179,7 +179,8 @@ struct Lcg {
 // The outliers are what real weights have and what scaling fights: one scale
 // must cover the loudest value it serves, so one outlier coarsens the step of
 // everything that shares its scale. Per column, it costs its column; per block
-// of 32 (MX, NVFP4), only its block. That is what block scaling exists for.
+// (32 for MX, 16 for NVFP4), only its block. That is what block scaling exists
+// for.
 // Why an LCG and not Day 71's periodic pattern: periodic data makes rounding
 // errors repeat along a dot product, so they add like K, and a sqrt(K)
 // diagnostic would measure the pattern instead of the format. (The LCG is not
@@ -409,8 +410,8 @@ inline void quantizeSymmetric(const float* x, long long count, float scale,
 // q = round(x/s + z), dequantized as (q - z)*s. Because lo <= 0 <= hi, z lands
 // in range by construction and every x in [lo, hi] maps into [-128, 127]: a
 // tensor bounded away from zero (say [5, 9]) is safe, at the price of the
-// unused codes below 5. For this lesson's A (smallest value about 1e-5) the
-// widening changes no printed digit, and z = -128.
+// unused codes below 5. This lesson's A is never negative, so lo keeps its
+// starting value 0: the range is [0, max A], and z = -128.
 struct AsymmetricParams {
   float scale;
   int zeroPoint;
@@ -617,8 +618,8 @@ inline Verdict auditColumnCodes(const float* B, int K, int N, const float* colMa
 // equal, bit for bit, rescaleReference(the exact integer sum over the same
 // codes). The host forms every sum exactly in int32 (the same overflow bound)
 // and compares the bits of every element, at zero tolerance: 4 rows x
-// (256^3 + 1024^3 + 2048^3) = 3.9e10 multiply-adds, about 1 s on one core,
-// so no sampling is needed. It is fast because B's codes are transposed once
+// (256^3 + 1024^3 + 2048^3) = 3.9e10 multiply-adds, every one of them
+// computed: no sampling. It is fast because B's codes are transposed once
 // per rung into int16 (qbT, N x K), so both operands run along k, unit
 // stride; a 2 x 4 tile of C keeps eight int32 sums while k streams; and
 // compilers turn that reduction into pmaddwd (an AVX2 build is picked at run
@@ -1008,8 +1009,8 @@ inline StorageCensus storageCensus(const float* B, int K, int N, const float* co
   return c;
 }
 
-// A printed census line with its label: the host test finds the line with the
-// same label in a recorded transcript and compares the whole line.
+// A printed census line with its label: a recorded transcript's line with the
+// same label can be found and compared whole.
 struct CensusLine {
   std::string label;
   std::string text;
@@ -1077,8 +1078,9 @@ inline void printCensusLines(const std::vector<CensusLine>& lines) {
 
 // snippet: capability-report
 // What this card's tensor cores could do with this lesson's formats, keyed on
-// 10*major + minor: the lowest compute capability that has each. A device
-// fact, so one [device] line. The program measures none of it.
+// 10*major + minor: the lowest compute capability from the course's 7.5 up
+// that has each (INT8 tensor cores themselves date from 7.2). A device fact,
+// so one [device] line. The program measures none of it.
 struct CapabilityFloor {
   const char* label;
   int floor;
@@ -1140,8 +1142,8 @@ inline bool exercisesHold() {
   if (!epilogue.empty())
     std::fprintf(stderr, "GATE: exercise int8-epilogue: %s\n", epilogue.c_str());
   if (columns.empty() && epilogue.empty()) return true;
-  std::printf("left to write: see the TODO in each exercise region marked NOT YET;\n"
-              "stderr names the first thing each one got wrong\n");
+  std::printf("what is left: each check marked NOT YET above; its GATE line on\n"
+              "stderr names the first thing that part got wrong\n");
   return false;
 }
 
@@ -1277,7 +1279,8 @@ inline void printCaseHeader(const CaseData& cd) {
 
 // This row's rung: quantize (or prune) on the host, upload, transpose for the
 // integer reference. The rows run in table order: the zero-point rung keeps
-// rung 2's B codes (still in h.qb and h.qbT), and the pruned row prunes them.
+// rung 2's B codes (still in h.qb and h.qbT), and the pruned row quantizes B
+// per column again, then prunes those codes.
 inline Int8Scales prepareRung(Row row, const CaseData& cd, HostBuffers& h,
                               const DeviceBuffers& d) {
   const int n = cd.n;

@@ -83,7 +83,7 @@ class CommandLine {
 // The reference every GEMM here is checked against (the reference_gemm block
 // at the end of the file): C = A * B in double, row-major host arrays.
 void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
-// Row i of the same, computed on the CPU (host tests use it for whole matrices).
+// Row i of the same, computed by a CPU loop; it needs no GPU.
 void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
 // end common: reference_gemm_decl
 // common: ceilings_decl
@@ -109,7 +109,7 @@ double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x b
 // compute roof. Which bytes? Counted as the loads a kernel issues if no cache served any, naive
 // moves 8 bytes per 2 FLOP (AI 0.25); tiling stages each value in shared memory once and uses it
 // 16 times, the same FLOP from 1/16 of the loads (AI 4). Both lie left of the ridge (about 10 to
-// 80 FLOP/byte on the GPUs of this course), so by this model both sit under the bandwidth roof,
+// 100 FLOP/byte on the GPUs of this course), so by this model both sit under the bandwidth roof,
 // and tiling lifts that roof 16 times. Counted as the compulsory traffic (A and B read once, C
 // written once), the AI of either kernel is n / 6: right of the ridge once n > 6 x the ridge.
 // A kernel that runs above its modelled roof shows the model's error: caches served the loads.

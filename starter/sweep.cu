@@ -90,7 +90,7 @@ class CommandLine {
 // The reference every GEMM here is checked against (the reference_gemm block
 // at the end of the file): C = A * B in double, row-major host arrays.
 void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
-// Row i of the same, computed on the CPU (host tests use it for whole matrices).
+// Row i of the same, computed by a CPU loop; it needs no GPU.
 void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
 // end common: reference_gemm_decl
 // common: ceilings_decl
@@ -539,8 +539,8 @@ void printCsv(const Options& o, const cudaDeviceProp& prop, const std::vector<Po
   }
 }
 
-// What the failures say. The same code runs in the starter, whose stand-in inner loop
-// leaves part of each thread's outputs uncomputed: there the failures follow CO.
+// What the failures say. An inner loop that leaves part of each thread's outputs
+// uncomputed fails every point with CO > 1 and none with CO = 1: the failures follow CO.
 void printFailures(const std::vector<PointResult>& res, std::FILE* out) {
   int ran[2] = {0, 0}, failed[2] = {0, 0};  // [0]: CO = 1, [1]: CO > 1
   for (int i = 0; i < kPointCount; ++i) {
@@ -549,9 +549,10 @@ void printFailures(const std::vector<PointResult>& res, std::FILE* out) {
     failed[kPoints[i].co > 1] += launched && !res[size_t(i)].timed;
   }
   if (failed[0] == 0 && failed[1] > 0 && failed[1] == ran[1])
-    std::fprintf(out, "Left to write: the coarsened inner loop (multiplyPanels). Every point with "
-                 "CO = 1 passes and every point with CO > 1 fails: each thread must produce all "
-                 "CO of its outputs, reading each B value from the panel once for all of them.\n");
+    std::fprintf(out, "Left to write: the coarsened inner loop (multiplyPanels) computes only part "
+                 "of each thread's outputs. Every point with CO = 1 passes and every point with "
+                 "CO > 1 fails: each thread must produce all CO of its outputs, reading each B "
+                 "value from the panel once for all of them.\n");
 }
 
 // =============================================================================

@@ -1,0 +1,123 @@
+"""cuBLAS anchors: verify runs the lessons' GEMM CSVs and anchors/cublas_sgemm on the same sizes,
+interleaved (lesson, anchor, lesson, anchor, ...) so both see the same clocks, and records each
+measured kernel's ratio to cuBLAS (expected/<gpu>/data/anchors.csv, verify.json's `anchors`)."""
+
+import csv
+import io
+import statistics
+from pathlib import Path
+
+from .running import run_binary
+
+ROUNDS = 3
+# (lesson, arguments, how to pick its rows): the ladder at 4096 and its default size; the best rows
+# of report_data (per kernel) and sweep (its best point).
+LESSON_RUNS = [
+    ("gemm_ladder", ["--csv", "-n", "4096"], "all"),
+    ("gemm_ladder", ["--csv"], "all"),
+    ("report_data", [], "best-per-kernel"),
+    ("sweep", ["-csv"], "best"),
+]
+TOP_STEP_N, TOP_STEP_RATIO = 4096, 0.75
+
+
+def csv_rows(text):
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    return list(csv.DictReader(io.StringIO("\n".join(lines))))
+
+
+def gemm_rows(lesson, text, pick):
+    """[(kernel, n, gflops)] of a lesson's CSV output, chosen by pick."""
+    rows = []
+    for r in csv_rows(text):
+        status = r.get("verdict", r.get("status", "PASS"))
+        try:
+            n, gflops = int(r["n"]), float(r["gflops"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if status != "PASS" or any(r.get(d) not in (None, str(n)) for d in ("m", "k")):
+            continue
+        kernel = r.get("kernel") or "point " + "/".join(r.get(c, "?") for c in ("threads", "tk", "co"))
+        rows.append((kernel, n, gflops))
+    if pick == "best" and rows:
+        return [max(rows, key=lambda x: x[2])]
+    if pick == "best-per-kernel":
+        return [max((x for x in rows if x[0] == k), key=lambda x: x[2]) for k in dict.fromkeys(x[0] for x in rows)]
+    return rows
+
+
+def cublas_gflops(text):
+    rows = csv_rows(text)
+    return float(rows[0]["gflops"]) if rows and "gflops" in rows[0] else None
+
+
+def interleave(bin_dir, anchor, progress, runner=run_binary):
+    """{(lesson, kernel, n): [gflops...]} and {n: [cublas gflops...]} over ROUNDS interleaved rounds."""
+    lesson_g, cublas_g = {}, {}
+    for _ in range(ROUNDS):
+        for lesson, args, pick in LESSON_RUNS:
+            binary = Path(bin_dir) / lesson
+            if not binary.is_file():
+                continue
+            result = runner(binary, args)
+            if result["exit_code"] != 0:
+                progress(f"anchors: {lesson} {' '.join(args)} exited {result['exit_code']}; skipped")
+                continue
+            rows = gemm_rows(lesson, result["stdout"], pick)
+            for kernel, n, g in rows:
+                lesson_g.setdefault((lesson, kernel, n), []).append(g)
+            for n in dict.fromkeys(n for _, n, _ in rows):
+                got = cublas_gflops(runner(anchor, ["-n", str(n)])["stdout"])
+                if got:
+                    cublas_g.setdefault(n, []).append(got)
+    return lesson_g, cublas_g
+
+
+def anchor_entries(lesson_g, cublas_g):
+    entries = []
+    for (lesson, kernel, n), values in lesson_g.items():
+        if n not in cublas_g:
+            continue
+        g, c = statistics.median(values), statistics.median(cublas_g[n])
+        entries.append({"lesson": lesson, "kernel": kernel, "n": n, "gflops": round(g, 1),
+                        "cublas_gflops": round(c, 1), "ratio": round(g / c, 3) if c else None})
+    return entries
+
+
+def write_csv(path, entries):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cols = ["lesson", "kernel", "n", "gflops", "cublas_gflops", "ratio"]
+    path.write_text("\n".join([",".join(cols)] + [",".join(str(e[c]) for c in cols) for e in entries]) + "\n",
+                    encoding="utf-8")
+
+
+def measure_anchors(root, bin_dir, gpu, progress, runner=run_binary):
+    """Interleaved lesson and cuBLAS runs -> the record's `anchors` list (empty without the anchor)."""
+    anchor = Path(bin_dir) / "cublas_sgemm"
+    if not anchor.is_file():
+        progress("anchors: no cublas_sgemm binary (CUDA::cublas not found or anchors/ absent); none recorded")
+        return []
+    entries = anchor_entries(*interleave(bin_dir, anchor, progress, runner))
+    write_csv(Path(root) / "expected" / gpu / "data" / "anchors.csv", entries)
+    return entries
+
+
+def anchor_table(entries):
+    rows = ["| lesson | kernel | n | GFLOP/s | cuBLAS GFLOP/s | ratio |", "|---|---|---|---|---|---|"]
+    rows += [f"| {e['lesson']} | {e['kernel']} | {e['n']} | {e['gflops']} | {e['cublas_gflops']} | {e['ratio']} |"
+             for e in entries]
+    return "\n".join(rows) + "\n"
+
+
+def anchor_problems(root, record, rel):
+    """Where the anchor and the ladder exist: the ladder's top step at 4096 is recorded and >= 75 %."""
+    if not ((Path(root) / "anchors" / "cublas_sgemm.cu").exists() and (Path(root) / "lessons" / "gemm_ladder.cu").exists()):
+        return []
+    top = [e for e in record.get("anchors", []) if e.get("lesson") == "gemm_ladder" and e.get("n") == TOP_STEP_N]
+    if not top:
+        return [f"{rel}: no anchors entry for gemm_ladder at n = {TOP_STEP_N} (run verify on the GPU)"]
+    last = top[-1]
+    if not isinstance(last.get("ratio"), (int, float)) or last["ratio"] < TOP_STEP_RATIO:
+        return [f"{rel}: gemm_ladder's top step {last.get('kernel')} at n = {TOP_STEP_N} reaches {last.get('ratio')} "
+                f"of cuBLAS (need {TOP_STEP_RATIO})"]
+    return []

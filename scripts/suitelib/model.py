@@ -1,0 +1,254 @@
+"""The lesson model: source files, their header lines, their markers, their recorded runs."""
+
+import hashlib
+import re
+import shlex
+from pathlib import Path
+
+from . import SuiteError, UsageError, read_text
+
+OPEN_RE = re.compile(r"^\s*// (common|solution|exercise|snippet): ([A-Za-z0-9_.-]+)\s*$")
+CLOSE_RE = re.compile(r"^\s*// end (common|solution|exercise|snippet)(?:: ([A-Za-z0-9_.-]+))?\s*$")
+NEAR_MARKER_RE = re.compile(r"^\s*//\s*(end\s*)?(common|solution|exercise|snippet)\s*:?\s*\S*\s*$")
+HEADER_RE = re.compile(r"^// (Build|Run|Sanitize):\s*(.*?)\s*$")
+
+
+class Region:
+    """A fenced region: kind, name, 1-based marker lines, the body between them (newlines kept)."""
+
+    def __init__(self, kind, name, open_line, close_line, body):
+        self.kind, self.name = kind, name
+        self.open_line, self.close_line = open_line, close_line
+        self.body = body
+
+    def __repr__(self):
+        return f"Region({self.kind}:{self.name} {self.open_line}-{self.close_line})"
+
+
+def _close_region(rel, no, kind, name, open_, lines, regions, errors):
+    if kind not in open_:
+        errors.append(f"{rel}:{no}: malformed: 'end {kind}' without an open {kind} marker")
+        return
+    open_name, open_no = open_.pop(kind)
+    if kind == "common" and name != open_name:
+        errors.append(f"{rel}:{no}: malformed: 'end common: {name}' closes 'common: {open_name}' (line {open_no})")
+    elif kind != "common" and name is not None:
+        errors.append(f"{rel}:{no}: malformed: 'end {kind}' takes no name")
+    regions.append(Region(kind, open_name, open_no, no, "".join(lines[open_no:no - 1])))
+
+
+def parse_regions(rel, text):
+    """Return (regions, errors); errors are 'file:line: message' strings."""
+    lines = text.splitlines(keepends=True)
+    regions, errors, open_, seen = [], [], {}, {}
+    for no, line in enumerate(lines, 1):
+        stripped = line.rstrip("\n")
+        m_open, m_close = OPEN_RE.match(stripped), CLOSE_RE.match(stripped)
+        if m_open:
+            kind, name = m_open.groups()
+            if kind in open_:
+                errors.append(f"{rel}:{no}: malformed: '{kind}: {name}' opened inside "
+                              f"'{kind}: {open_[kind][0]}' (line {open_[kind][1]}); {kind} markers do not nest")
+                continue
+            if (kind, name) in seen:
+                errors.append(f"{rel}:{no}: malformed: duplicate {kind} '{name}' (first at line {seen[(kind, name)]})")
+            seen[(kind, name)] = no
+            open_[kind] = (name, no)
+        elif m_close:
+            _close_region(rel, no, *m_close.groups(), open_, lines, regions, errors)
+        elif NEAR_MARKER_RE.match(stripped):
+            errors.append(f"{rel}:{no}: malformed marker (expected '// KIND: NAME' or '// end KIND'): {stripped.strip()}")
+    for kind, (name, no) in open_.items():
+        errors.append(f"{rel}:{no}: malformed: '{kind}: {name}' is never closed (unterminated)")
+    regions.sort(key=lambda r: r.open_line)
+    return regions, errors
+
+
+def parse_header(text):
+    """The Build:/Run:/Sanitize: lines of the leading comment block, as (line, text) pairs."""
+    found = {"Build": [], "Run": [], "Sanitize": []}
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.startswith("//"):
+            break
+        m = HEADER_RE.match(line)
+        if m:
+            found[m.group(1)].append((no, m.group(2)))
+    return found
+
+
+class Program:
+    """A lesson or a starter source file."""
+
+    def __init__(self, root, path):
+        self.root, self.path = Path(root), Path(path)
+        self.rel = self.path.relative_to(self.root).as_posix()
+        self.name = self.path.stem
+        self.is_starter = self.path.parent.name == "starter"
+        self.target = self.name + ("_starter" if self.is_starter else "")
+
+    @property
+    def text(self):
+        return read_text(self.path, "source file")
+
+    def sha256(self):
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+    def header(self):
+        return parse_header(self.text)
+
+    def build_argv(self):
+        """The Build: line as an argv list (SuiteError without exactly one)."""
+        lines = self.header()["Build"]
+        if len(lines) != 1:
+            raise SuiteError(f"{self.rel}:1: header needs exactly one '// Build:' line (found {len(lines)})")
+        return shlex.split(lines[0][1])
+
+    def runs(self):
+        """Recorded runs: every Run: line of a lesson, the first of a starter."""
+        lines = self.header()["Run"]
+        if self.is_starter:
+            lines = lines[:1]
+        runs = []
+        for index, (no, cmd) in enumerate(lines):
+            argv = shlex.split(cmd)
+            if not argv or argv[0] != "./" + self.name:
+                raise SuiteError(f"{self.rel}:{no}: Run: line must start with ./{self.name}: {cmd}")
+            runs.append(Run(self, argv[1:], index))
+        return runs
+
+    def sanitize_spec(self):
+        """(compute-sanitizer options, program args) from 'Sanitize: [OPTIONS] ./NAME [ARGS]'."""
+        lines = self.header()["Sanitize"]
+        if not lines:
+            runs = self.runs()
+            return [], (runs[0].args if runs else [])
+        no, text = lines[0]
+        argv = shlex.split(text)
+        program = "./" + self.name
+        if program not in argv:
+            raise SuiteError(f"{self.rel}:{no}: Sanitize: line must name {program}: {text}")
+        k = argv.index(program)
+        return argv[:k], argv[k + 1:]
+
+
+class Run:
+    """One recorded run of a program: its arguments and its transcript's id."""
+
+    def __init__(self, program, args, index):
+        self.program, self.args, self.index = program, list(args), index
+        slug = re.sub(r"[^A-Za-z0-9]+", "_", " ".join(args)).strip("_")
+        base = ("starter/" if program.is_starter else "") + program.name
+        self.id = base if index == 0 else f"{base}@{slug or index}"
+
+    def command(self):
+        return " ".join(["./" + self.program.name] + [shlex.quote(a) for a in self.args])
+
+    def transcript_path(self, gpu):
+        return self.program.root / "expected" / gpu / (self.id + ".txt")
+
+
+def programs(root):
+    """Every lesson, then every starter."""
+    found = []
+    for sub in ("lessons", "starter"):
+        found += [Program(root, p) for p in sorted((Path(root) / sub).glob("*.cu"))]
+    return found
+
+
+def lessons(root):
+    return [p for p in programs(root) if not p.is_starter]
+
+
+def all_runs(root):
+    return [run for prog in programs(root) for run in prog.runs()]
+
+
+def find_run(root, run_id):
+    runs = all_runs(root)
+    for run in runs:
+        if run.id == run_id:
+            return run
+    known = ", ".join(r.id for r in runs) or "none"
+    raise UsageError(f"unknown run '{run_id}' (known: {known})")
+
+
+def lesson(root, name, starter=False):
+    """The one lesson lookup: lessons/NAME.cu (or starter/NAME.cu), UsageError naming the known ones."""
+    sub = "starter" if starter else "lessons"
+    path = Path(root) / sub / (name + ".cu")
+    if not path.is_file():
+        known = ", ".join(p.stem for p in sorted((Path(root) / sub).glob("*.cu"))) or "none"
+        raise UsageError(f"no {'starter' if starter else 'lesson'} called {name!r} (have: {known})")
+    return Program(root, path)
+
+
+def find_lesson_run(root, name, args=None):
+    """The run of lesson NAME whose Run: line has these args (None: the first)."""
+    prog = lesson(root, name)
+    runs = prog.runs()
+    if args is None:
+        return runs[0]
+    for run in runs:
+        if run.args == list(args):
+            return run
+    known = "; ".join(" ".join(r.args) or "(no arguments)" for r in runs)
+    raise UsageError(f"{name} has no recorded run with arguments {' '.join(args)!r} (recorded: {known})")
+
+
+def resolve_source(root, name):
+    """A lesson name, 'starter/NAME', or a path inside the tree to a .cu file -> Program."""
+    root = Path(root).resolve()
+    for candidate in (root / name, root / "lessons" / (name + ".cu"), root / (name + ".cu")):
+        try:
+            resolved = candidate.resolve()
+            resolved.relative_to(root)
+        except (ValueError, OSError):
+            continue
+        if resolved.is_file() and resolved.suffix == ".cu":
+            return Program(root, resolved)
+    raise UsageError(f"no lesson or starter called {name!r} inside {root} "
+                     f"(give a lesson name, starter/NAME, or a .cu path in the tree)")
+
+
+def segments(text, kind):
+    """Split a file into (outside chunks as (first line, lines), region names) around regions of kind."""
+    lines = text.splitlines(keepends=True)
+    regions = [r for r in parse_regions("", text)[0] if r.kind == kind]
+    outside, names, pos = [], [], 0
+    for r in regions:
+        outside.append((pos + 1, lines[pos:r.open_line - 1]))
+        names.append(r.name)
+        pos = r.close_line
+    outside.append((pos + 1, lines[pos:]))
+    return outside, names
+
+
+def first_difference(a_lines, b_lines):
+    """Index of the first differing line of two lists, or None when equal."""
+    for i in range(max(len(a_lines), len(b_lines))):
+        a = a_lines[i] if i < len(a_lines) else None
+        b = b_lines[i] if i < len(b_lines) else None
+        if a != b:
+            return i
+    return None
+
+
+def clip(line, width=160):
+    """A line for a message: repr'd, cut to width characters."""
+    if line is None:
+        return "(no line)"
+    text = repr(line.rstrip("\n"))
+    return text if len(text) <= width else text[:width] + "...(" + str(len(text)) + " chars)"
+
+
+def clip_pair(a, b, width=160):
+    """Two differing lines for a message, each cut to a window around their first differing character."""
+    if a is None or b is None:
+        return clip(a, width), clip(b, width)
+    k = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    start = max(0, k - width // 3) if max(len(a), len(b)) > width else 0
+
+    def window(line):
+        text = line[start:start + width]
+        return ("..." if start else "") + repr(text) + ("..." if start + width < len(line) else "")
+    return window(a), window(b)

@@ -1,0 +1,270 @@
+"""Transcripts: their file format, the masking of the three kinds of output line, and the ONE
+comparison of an output with a recording (used by run, compare, exercise check, attempts, verify).
+
+Kinds of line (docs/lesson-contract.md):
+- MEASUREMENT: inline units (`<num> ms`, ...) and the volatile CSV columns: masked always.
+- DEVICE FACT: the `GPU:` line, `[device]` lines, inline `<n> regs`, `<n> blocks/SM`,
+  `<num>% occupancy`, `limited by <words>`, the device CSV columns and `# GPU:` / `# [device]` CSV
+  comments: compared exactly against a recording of the same GPU model, masked otherwise.
+- RESULT: everything else, compared exactly everywhere.
+"""
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from . import SuiteError, read_text
+from .model import clip_pair, first_difference
+
+NUM = r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?"
+# Leading blanks are swallowed so right-aligned columns of different widths compare equal.
+MEASUREMENT_RULES = [
+    (re.compile(r"[ \t]*\b" + NUM + r" ms\b"), " [MS] ms"),
+    (re.compile(r"[ \t]*\b" + NUM + r" us\b"), " [US] us"),
+    (re.compile(r"[ \t]*\b" + NUM + r" s \(host clock\)"), " [S] s (host clock)"),
+    (re.compile(r"[ \t]*\b" + NUM + r" GFLOP/s\b"), " [GFLOPS] GFLOP/s"),
+    (re.compile(r"[ \t]*\b" + NUM + r" TFLOP/s\b"), " [TFLOPS] TFLOP/s"),
+    (re.compile(r"[ \t]*\b" + NUM + r" GB/s\b"), " [GBS] GB/s"),
+    (re.compile(r"[ \t]*\b" + NUM + r" TB/s\b"), " [TBS] TB/s"),
+    (re.compile(r"[ \t]*\b\d+\.\d+x(?![\w.])"), " [SPEEDUP]x"),
+    (re.compile(r"[ \t]*\b" + NUM + r"% of measured"), " [PCT]% of measured"),
+]
+MEASUREMENT_CSV_COLUMNS = {
+    "ms", "median_ms", "min_ms", "max_ms", "mean_ms", "gflops", "tflops", "gbs",
+    "bw_gbs", "speedup", "rank", "pct_of_peak", "pct_of_roof", "spread_pct", "tie",
+}
+DEVICE_INLINE_RULES = [
+    (re.compile(r"[ \t]*\b\d+ regs\b"), " [REGS] regs"),
+    (re.compile(r"[ \t]*\b\d+ blocks/SM\b"), " [BLOCKS] blocks/SM"),
+    (re.compile(r"[ \t]*\b" + NUM + r"% occupancy\b"), " [OCC]% occupancy"),
+    (re.compile(r"limited by [a-z][a-z -]*[a-z]"), "limited by [LIMIT]"),
+]
+DEVICE_LINE_RE = re.compile(r"^(\s*(?:#\s*)?)(GPU:|\[device\])")
+# A whole line that is a measurement (a table ranked by timings: which row sits where is
+# itself measured) starts with [measured] and is masked always.
+MEASURED_LINE_RE = re.compile(r"^(\s*)\[measured\]")
+DEVICE_CSV_COLUMNS = {"device", "regs", "blocks_per_sm", "occupancy", "limited_by"}
+CSV_HEADER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(,[A-Za-z_][A-Za-z0-9_]*){2,}$")
+PLACEHOLDER_RE = re.compile(r"\[(?:MS|US|S|GFLOPS|TFLOPS|GBS|TBS|SPEEDUP|PCT|MEASURED)\]")
+GPU_LINE_RE = re.compile(r"^(?:#\s*)?GPU: (.+?) \(compute capability")
+
+
+def _apply(rules, line):
+    new = line
+    for pattern, placeholder in rules:
+        new = pattern.sub(placeholder, new)
+    return new, new != line
+
+
+def mask_line(line, device=False):
+    """One non-CSV line with measurements (and, with device=True, device facts) masked."""
+    return _mask_plain(line, device)[0]
+
+
+def _mask_plain(line, device):
+    """(masked line, is it a measurement line, is it a device-fact line)."""
+    m = MEASURED_LINE_RE.match(line)
+    if m:
+        return m.group(1) + "[measured] [MEASURED]", True, False
+    m = DEVICE_LINE_RE.match(line)
+    if m:
+        return (m.group(1) + m.group(2) + " [DEVICE]" if device else line), False, True
+    line, measured = _apply(MEASUREMENT_RULES, line)
+    measured = measured or bool(PLACEHOLDER_RE.search(line))  # a transcript's line is already masked
+    masked, is_device = _apply(DEVICE_INLINE_RULES, line)
+    return (masked if device else line), measured, is_device
+
+
+def mask_lines(text, device=False):
+    """[(masked line, kinds)] with kinds a subset of {'measurement', 'device'}."""
+    volatile = MEASUREMENT_CSV_COLUMNS | (DEVICE_CSV_COLUMNS if device else set())
+    out, header = [], None
+    for line in text.splitlines():
+        if CSV_HEADER.match(line):
+            cols = line.split(",")
+            header = cols if (MEASUREMENT_CSV_COLUMNS | DEVICE_CSV_COLUMNS).intersection(cols) else None
+            out.append((line, set()))
+            continue
+        if header is not None and line.count(",") == len(header) - 1 and not line.startswith("#"):
+            cells = line.split(",")
+            kinds = set()
+            if MEASUREMENT_CSV_COLUMNS.intersection(header):
+                kinds.add("measurement")
+            if DEVICE_CSV_COLUMNS.intersection(header):
+                kinds.add("device")
+            cells = ["[VAR]" if name in volatile else cell for name, cell in zip(header, cells)]
+            out.append((",".join(cells), kinds))
+            continue
+        if not line.startswith("#"):
+            header = None
+        masked, measured, is_device = _mask_plain(line, device)
+        out.append((masked, {k for k, v in (("measurement", measured), ("device", is_device)) if v}))
+    return out
+
+
+def mask(text, device=False):
+    """Program output with measurements masked; device=True masks the device facts too."""
+    lines = [line for line, _ in mask_lines(text, device)]
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def gpu_of(result):
+    """The GPU model an output names: its `GPU:` line, else a CSV `device` column; None if neither."""
+    for stream in ("stdout", "stderr"):
+        for line in result.get(stream, "").splitlines():
+            m = GPU_LINE_RE.match(line)
+            if m:
+                return m.group(1).strip()
+    lines = result.get("stdout", "").splitlines()
+    for i, line in enumerate(lines[:-1]):
+        if CSV_HEADER.match(line) and "device" in line.split(","):
+            row = lines[i + 1].split(",")
+            k = line.split(",").index("device")
+            return row[k] if k < len(row) else None
+    return None
+
+
+# --- the transcript file -----------------------------------------------------------------
+def format_transcript(run, gpu_name, toolkit, result):
+    out, err = mask(result["stdout"]), mask(result["stderr"])
+    head = [
+        "# suite transcript: written by 'scripts/suite.py bless'; never edit by hand",
+        f"# command: {run.command()}",
+        f"# source: {run.program.rel}",
+        f"# source_sha256: {run.program.sha256()}",
+        f"# gpu: {gpu_name}",
+        f"# toolkit: {toolkit}",
+        f"# exit_code: {int(result['exit_code'])}",
+    ]
+    body = [f"--- stdout: {len(out.splitlines())} lines", out.rstrip("\n"),
+            f"--- stderr: {len(err.splitlines())} lines", err.rstrip("\n")]
+    return "\n".join(head + [b for b in body if b != ""]) + "\n"
+
+
+def parse_transcript(path):
+    """Header fields, 'stdout', 'stderr' (exit_code an int); SuiteError (one line) if malformed."""
+    lines = read_text(path, "transcript").splitlines()
+    info, i = {}, 0
+    while i < len(lines) and lines[i].startswith("# "):
+        key, _, value = lines[i][2:].partition(": ")
+        info[key] = value
+        i += 1
+    for stream in ("stdout", "stderr"):
+        m = re.match(r"^--- " + stream + r": (\d+) lines$", lines[i] if i < len(lines) else "")
+        if not m:
+            raise SuiteError(f"{path}:{i + 1}: malformed transcript: expected '--- {stream}: N lines'")
+        count = int(m.group(1))
+        chunk = lines[i + 1:i + 1 + count]
+        if len(chunk) != count:
+            raise SuiteError(f"{path}: malformed transcript: {stream} is shorter than {count} lines")
+        info[stream] = "\n".join(chunk) + ("\n" if chunk else "")
+        i += 1 + count
+    for key in ("source", "source_sha256", "exit_code", "command"):
+        if key not in info:
+            raise SuiteError(f"{path}:1: malformed transcript: header lacks '{key}'")
+    try:
+        info["exit_code"] = int(info["exit_code"])
+    except ValueError:
+        raise SuiteError(f"{path}:7: malformed transcript: exit_code {info['exit_code']!r} is not a number")
+    return info
+
+
+def staleness(run, info):
+    """A sentence when a transcript was recorded from another source or command, else None."""
+    if info["source_sha256"] != run.program.sha256():
+        return (f"stale: recorded from another version of {run.program.rel} (sha256 "
+                f"{info['source_sha256'][:12]}..., now {run.program.sha256()[:12]}...); re-record it with bless on the GPU")
+    if info["source"] != run.program.rel or info["command"] != run.command():
+        return (f"transcript is of '{info['command']}' from {info['source']}, "
+                f"expected '{run.command()}' from {run.program.rel}")
+    return None
+
+
+# --- the one comparison ------------------------------------------------------------------
+@dataclass
+class Comparison:
+    problems: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    result_lines: int = 0
+    device_lines: int = 0
+    measurement_lines: int = 0
+    worded_lines: int = 0
+    device_compared: bool = True
+
+    @property
+    def ok(self):
+        return not self.problems
+
+    def decided(self):
+        how = "compared exactly" if self.device_compared else "not compared"
+        return (f"{self.result_lines} result lines compared, {self.worded_lines} student-worded ignored, "
+                f"{self.device_lines} device facts {how}, {self.measurement_lines} measurements masked")
+
+
+def _stream_lines(text, device, drop, stats):
+    kept = []
+    for line, kinds in mask_lines(text, device):
+        if any(re.search(rx, line) for rx in drop):
+            stats["worded"] += 1
+            continue
+        if "device" in kinds:
+            stats["device"] += 1
+        elif line.strip():
+            stats["result"] += 1
+        stats["measurement"] += "measurement" in kinds
+        kept.append(line)
+    return kept
+
+
+def _stream_problem(stream, want, got, label):
+    i = first_difference(want, got)
+    have, this = clip_pair(want[i] if i < len(want) else None, got[i] if i < len(got) else None)
+    where = f"line {i + 1} of {stream}: the recording has {have}, this output has {this}"
+    diff = difflib.unified_diff(want, got, f"recorded {stream}", f"this {stream}", lineterm="", n=1)
+    return f"{label}: {stream} differs from the recording at {where}\n" + "\n".join(diff)
+
+
+def compare(expected, result, label, device=None, drop=()):
+    """Compare a result (raw stdout, stderr, int exit_code) with a parsed transcript.
+
+    device: True compares device facts exactly, False masks them, None decides by GPU model
+    (exact when the output's GPU is the recording's). drop: regexes of lines ignored on both sides."""
+    recorded, this = expected.get("gpu"), gpu_of(result)
+    if device is None:
+        device = this is not None and this == recorded
+    cmp = Comparison(device_compared=device)
+    if int(result["exit_code"]) != int(expected["exit_code"]):
+        cmp.problems.append(f"{label}: exit code {result['exit_code']}, the recording says {expected['exit_code']}")
+    for stream in ("stdout", "stderr"):
+        stats = {"result": 0, "device": 0, "measurement": 0, "worded": 0}
+        want = _stream_lines(expected[stream], not device, drop, stats)
+        got = _stream_lines(result[stream], not device, drop, {k: 0 for k in stats})
+        cmp.result_lines += stats["result"]
+        cmp.device_lines += stats["device"]
+        cmp.measurement_lines += stats["measurement"]
+        cmp.worded_lines += stats["worded"]
+        if want != got:
+            cmp.problems.append(_stream_problem(stream, want, got, label))
+    if not device and cmp.device_lines:
+        cmp.notes.append(f"{cmp.device_lines} device-fact lines not compared: recorded on "
+                         f"{recorded or 'an unnamed GPU'}, this is {this or 'an output that names no GPU'}")
+    return cmp
+
+
+def run_against_transcript(run, binary, gpu, run_fn=None):
+    """Run one recorded run and compare it with its transcript: (result, Comparison).
+
+    The one path used by `run` and by `verify` (a stale transcript is a problem too)."""
+    from .running import run_binary
+    result = (run_fn or run_binary)(binary, run.args)
+    path = run.transcript_path(gpu)
+    if not path.exists():
+        cmp = Comparison(problems=[f"{run.id}: no transcript at expected/{gpu}/{run.id}.txt; record one with "
+                                   f"'scripts/suite.py bless {run.id}' on a GPU machine"])
+        return result, cmp
+    expected = parse_transcript(path)
+    cmp = compare(expected, result, run.id)
+    stale = staleness(run, expected)
+    if stale:
+        cmp.problems.append(f"{run.id}: expected/{gpu}/{run.id}.txt: {stale}")
+    return result, cmp

@@ -1,0 +1,386 @@
+"""The GPU record: `verify` proves every program (transcripts, sanitizers, repeats, the sm_75 PTX
+build, the Compiler Explorer budget, mutants, student attempts, cuBLAS anchors, the GPU CTest run)
+and writes expected/<gpu>/verify.json + verify.md with the sha256 of every file it verified;
+`check --only verify-record` reads that record back."""
+
+import concurrent.futures
+import datetime
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, SuiteError, UsageError, read_text
+from . import catalogue
+from .model import programs
+from .running import ctest_gpu, require_gpu, run_binary, run_measured
+from .transcripts import mask, run_against_transcript
+
+BUDGET = {"wall_s_1core": 5.0, "peak_rss_mib": 200.0, "output_bytes": 32768}
+BUDGET_KEYS = ("wall_s_1core", "cpu_s_1core", "peak_rss_mib", "output_bytes")
+REPEAT_RUNS = 10
+SANITIZERS = ("memcheck", "racecheck", "initcheck", "synccheck")
+SANITIZER_SUMMARY = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+) (?:errors?|hazards?)")
+SANITIZER_TIMEOUT_S = 240
+
+
+# --- the record file ---------------------------------------------------------------------
+def record_path(root, gpu=DEFAULT_GPU):
+    return Path(root) / "expected" / gpu / "verify.json"
+
+
+def load_record(root, gpu=DEFAULT_GPU):
+    """The parsed record, None when absent, SuiteError (one line) when malformed."""
+    path = record_path(root, gpu)
+    if not path.exists():
+        return None
+    try:
+        record = json.loads(read_text(path, "record"))
+    except json.JSONDecodeError as exc:
+        raise SuiteError(f"{path.relative_to(root)}:{exc.lineno}: malformed JSON: {exc.msg}")
+    if not isinstance(record, dict) or not isinstance(record.get("programs", []), list):
+        raise SuiteError(f"{path.relative_to(root)}:1: malformed record: not an object with a 'programs' list")
+    return record
+
+
+def verified_files(root, gpu):
+    """Every transcript and data file under expected/<gpu>/ the record must cover."""
+    base = Path(root) / "expected" / gpu
+    if not base.is_dir():
+        return []
+    return sorted(p for p in base.rglob("*") if p.is_file() and p.suffix in (".txt", ".csv"))
+
+
+def file_hashes(root, gpu):
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in verified_files(root, gpu)}
+
+
+def changed_since_record(root, gpu=DEFAULT_GPU):
+    """Files (rel paths) whose sha256 no longer matches the record's, or that it does not cover."""
+    record = load_record(root, gpu)
+    if record is None or "files" not in record:  # no record, or one from before files were hashed
+        return []
+    recorded = record["files"]
+    return [rel for rel, digest in file_hashes(root, gpu).items() if recorded.get(rel) != digest]
+
+
+# --- check --only verify-record ------------------------------------------------------------
+def entry_problems(entry, where, lesson):
+    """Findings, mismatches and budget overruns recorded in one program entry."""
+    errors = []
+    for key in ("transcript_match", "repeat_identical") + (("sm75_ptx_identical",) if lesson else ()):
+        if entry.get(key) is not True:
+            errors.append(f"{where}: {key} is not true")
+    for tool in SANITIZERS:
+        findings = entry.get("sanitizer", {}).get(tool)
+        if findings != 0:
+            errors.append(f"{where}: compute-sanitizer {tool} findings: {findings}")
+    if lesson:
+        for key, limit in BUDGET.items():
+            value = entry.get(key)
+            if not isinstance(value, (int, float)) or value > limit:
+                errors.append(f"{where}: {key} = {value} exceeds the Compiler Explorer budget {limit}")
+    for mutant in entry.get("mutants", []):
+        if not mutant.get("killed") and not mutant.get("blind_spot"):
+            errors.append(f"{where}: mutant '{mutant.get('name')}' survived")
+    return errors
+
+
+def _program_problems(root, record, rel, cats):
+    entries = {e.get("program"): e for e in record.get("programs", [])}
+    errors = []
+    for prog in programs(root):
+        entry, where = entries.get(prog.rel), f"{rel}: {prog.rel}"
+        if entry is None:
+            errors.append(f"{where}: missing from the GPU verification record (run verify)")
+            continue
+        if entry.get("source_sha256") != prog.sha256():
+            errors.append(f"{where}: stale: verified from another version of the source (run verify)")
+        errors += entry_problems(entry, where, lesson=not prog.is_starter)
+        if not prog.is_starter:
+            recorded = sorted(m.get("name", "") for m in entry.get("mutants", []))
+            wanted = sorted(m.name for m in (cats[prog.name].mutants if prog.name in cats else []))
+            if recorded != wanted:
+                errors.append(f"{where}: the record's mutants {recorded} are not the catalogue's {wanted} "
+                              f"(run verify or mutate)")
+    return errors
+
+
+def _attempt_problems(record, rel, cats):
+    wanted = {(a.lesson, a.region, a.name, a.kind) for c in cats.values() for a in c.attempts}
+    entries = record.get("student_attempts", [])
+    have = {(e.get("lesson"), e.get("region"), e.get("name"), e.get("kind")) for e in entries}
+    errors = [f"{rel}: student attempt {k[0]}/{k[1]}/{k[2]} ({k[3]}) is not in the record (run verify or attempts)"
+              for k in sorted(wanted - have)]
+    errors += [f"{rel}: recorded student attempt {k[0]}/{k[2]} is not in the catalogue any more" for k in sorted(have - wanted)]
+    for e in entries:
+        if not catalogue.attempt_entry_ok(e):
+            errors.append(f"{rel}: {e.get('kind')} attempt {e.get('lesson')}/{e.get('name')} was "
+                          f"{'accepted' if e.get('accepted') else 'rejected'}: {e.get('outcome')}")
+    return errors
+
+
+def _file_problems(root, record, rel, gpu):
+    recorded = record.get("files", {})
+    errors = []
+    for path, digest in file_hashes(root, gpu).items():
+        if path not in recorded:
+            errors.append(f"{path}:1: not covered by the GPU record {rel} (run verify on the GPU)")
+        elif recorded[path] != digest:
+            errors.append(f"{path}:1: changed since the GPU record {rel} verified it (sha256 "
+                          f"{recorded[path][:12]}..., now {digest[:12]}...): transcripts come only from the GPU")
+    for path in sorted(set(recorded) - set(file_hashes(root, gpu))):
+        errors.append(f"{rel}: records {path}, which no longer exists")
+    return errors
+
+
+def _ctest_problems(record, rel):
+    counts = record.get("ctest_gpu")
+    if not isinstance(counts, dict) or not all(isinstance(counts.get(k), int) for k in ("passed", "failed", "skipped")):
+        return [f"{rel}: no ctest_gpu counts (passed, failed, skipped): run verify on the GPU"]
+    return [f"{rel}: the GPU CTest run had {counts['failed']} failed tests"] if counts["failed"] else []
+
+
+def check_verify_record(root, gpu=DEFAULT_GPU):
+    """expected/<gpu>/verify.json covers every program, attempt and file, is current, records no failure."""
+    rel = record_path(root, gpu).relative_to(root).as_posix()
+    try:
+        record = load_record(root, gpu)
+        cats = catalogue.load(root)
+    except SuiteError as exc:
+        return [str(exc)]
+    if record is None:
+        return [f"{rel}:1: missing: run 'scripts/suite.py verify' on the GPU"]
+    from .anchors import anchor_problems
+    return (_program_problems(root, record, rel, cats) + _attempt_problems(record, rel, cats)
+            + _file_problems(root, record, rel, gpu) + _ctest_problems(record, rel) + anchor_problems(root, record, rel))
+
+
+# --- verify: composed from the run, sanitize and budget functions ---------------------------
+def sanitizer_findings(binary, args, tool, options=()):
+    """(findings, log text) of one compute-sanitizer tool; (None, why) when it gave no summary."""
+    cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20"] + list(options)
+    try:
+        result = run_binary(binary, args, timeout=SANITIZER_TIMEOUT_S, prefix=cmd)
+    except SuiteError as exc:
+        return None, str(exc)
+    text = result["stdout"] + result["stderr"]
+    counts = [int(n) for n in SANITIZER_SUMMARY.findall(text)]
+    if not counts:
+        return None, f"no sanitizer summary (exit {result['exit_code']}): {text[-400:]}"
+    return sum(counts), text if sum(counts) else ""
+
+
+def build_tree(root, name, archs, targets, optional=()):
+    """Configure and build targets in build/NAME; optional targets (the anchor) may fail to exist."""
+    bdir = Path(root) / "build" / name
+    for cmd in (["cmake", "-S", str(root), "-B", str(bdir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                 f"-DCMAKE_CUDA_ARCHITECTURES={archs}"], ["cmake", "--build", str(bdir), "--target"] + targets):
+        if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
+            raise SuiteError(f"verify: {' '.join(cmd[:4])} ... failed")
+    for target in optional:
+        subprocess.run(["cmake", "--build", str(bdir), "--target", target], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+    return bdir / "bin"
+
+
+def job_run(native, ptx75, prog, run, gpu):
+    """A run against its transcript, and (lessons) the sm_75 PTX build against the native one."""
+    result, cmp = run_against_transcript(run, native / prog.target, gpu)
+    notes = list(cmp.problems)
+    ptx_same = None
+    if not prog.is_starter:
+        other = run_binary(ptx75 / prog.target, run.args)
+        ptx_same = other["exit_code"] == result["exit_code"] and all(
+            mask(other[k], device=True) == mask(result[k], device=True) for k in ("stdout", "stderr"))
+        if not ptx_same:
+            notes.append(f"{run.id}: the sm_75 PTX build prints differently from the native build")
+    return {"exit_code": result["exit_code"], "notes": notes, "ptx_same": ptx_same}
+
+
+def job_repeat(native, prog):
+    r = run_binary(native / prog.target, prog.runs()[0].args)
+    return (mask(r["stdout"]), mask(r["stderr"]), r["exit_code"])
+
+
+def run_jobs(jobs, deadline, progress):
+    """Run (key, fn, args) jobs in a pool until the deadline; {key: result} of those that finished."""
+    results = {}
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 2))
+    futures = {pool.submit(fn, *fargs): key for key, fn, fargs in jobs}
+    try:
+        for fut in concurrent.futures.as_completed(futures, timeout=max(1.0, deadline - time.monotonic())):
+            results[futures[fut]] = fut.result()
+            progress(f"{futures[fut][0]} {futures[fut][1]}: done")
+    except concurrent.futures.TimeoutError:
+        progress(f"deadline reached: {len(futures) - len(results)} jobs not finished (recorded as failures)")
+    pool.shutdown(wait=False, cancel_futures=True)
+    return results
+
+
+def program_entry(prog, results, cats):
+    """One program's record entry from the finished jobs (an unfinished job counts as a failure)."""
+    e = {"program": prog.rel, "source_sha256": prog.sha256(), "sanitizer": {}}
+    for tool in SANITIZERS:
+        e["sanitizer"][tool] = results.get(("sanitizer", prog.rel, tool), (None, ""))[0]
+    runs = [results.get(("run", prog.rel, run.id)) for run in prog.runs()]
+    e["exit_code"] = runs[0]["exit_code"] if runs and runs[0] else None
+    e["transcript_match"] = all(r is not None and not r["notes"] for r in runs)
+    reps = [results.get(("repeat", prog.rel, i)) for i in range(repeats(prog))]
+    e["repeat_runs"] = len(reps)
+    e["repeat_identical"] = all(r is not None and r == reps[0] for r in reps)
+    if not prog.is_starter:
+        e["sm75_ptx_identical"] = all(r is not None and r["ptx_same"] for r in runs)
+        e["mutants"] = [results.get(("mutant", prog.rel, m.name)) or
+                        {"name": m.name, "description": m.description, "killed": False, "outcome": "not finished"}
+                        for m in (cats[prog.name].mutants if prog.name in cats else [])]
+    return e
+
+
+def repeats(prog):
+    return 2 if prog.is_starter else REPEAT_RUNS
+
+
+def make_jobs(root, progs, native, ptx75, gpu, cats):
+    jobs = []
+    for p in progs:
+        opts, sargs = p.sanitize_spec()
+        jobs += [(("sanitizer", p.rel, t), sanitizer_findings, (native / p.target, sargs, t, opts)) for t in SANITIZERS]
+        jobs += [(("run", p.rel, r.id), job_run, (native, ptx75, p, r, gpu)) for r in p.runs()]
+        jobs += [(("repeat", p.rel, i), job_repeat, (native, p)) for i in range(repeats(p))]
+        if not p.is_starter and p.name in cats:
+            jobs += [(("mutant", p.rel, m.name), catalogue.run_mutant, (root, p, m)) for m in cats[p.name].mutants]
+            worded = cats[p.name].student_worded
+            jobs += [(("attempt", p.rel, a.name), catalogue.run_attempt, (root, a, gpu, worded))
+                     for a in cats[p.name].attempts]
+    return jobs
+
+
+def write_record(root, gpu, record, log=(), rehash=False):
+    """verify.json and verify.md. Only a verify run that compared the transcripts (rehash=True)
+    stores new sha256s of the transcript and data files; mutate and attempts keep the old ones."""
+    out_dir = Path(root) / "expected" / gpu
+    out_dir.mkdir(parents=True, exist_ok=True)
+    if rehash is True:
+        record["files"] = file_hashes(root, gpu)
+    elif rehash:  # a partial verify: only the files it verified get new hashes
+        record["files"] = dict(record.get("files", {}), **{k: v for k, v in file_hashes(root, gpu).items() if k in rehash})
+    (out_dir / "verify.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    (out_dir / "verify.md").write_text(verify_table(record), encoding="utf-8")
+    if log:
+        (Path(root) / "build").mkdir(exist_ok=True)
+        (Path(root) / "build" / "verify.log").write_text("\n\n".join(log) + "\n", encoding="utf-8")
+
+
+def verify_table(record):
+    from .anchors import anchor_table
+    rows = [f"# GPU verification: {record['gpu']}, CUDA {record['toolkit']}, {record['recorded_at']}",
+            "", f"Whole `scripts/suite.py verify`: {record.get('total_wall_s')} s wall. "
+            f"Budget per lesson (one core): wall <= {BUDGET['wall_s_1core']} s, "
+            f"peak RSS <= {BUDGET['peak_rss_mib']} MiB, output <= {BUDGET['output_bytes']} bytes.", "",
+            "| program | exit | transcript | sanitizer findings (mem/race/init/sync) | repeats identical | "
+            "sm_75 PTX same | wall s | cpu s | peak RSS MiB | output bytes |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for e in record["programs"]:
+        san = "/".join(str(e.get("sanitizer", {}).get(t)) for t in SANITIZERS)
+        rows.append(f"| {e['program']} | {e.get('exit_code')} | {'match' if e.get('transcript_match') else 'MISMATCH'} | "
+                    f"{san} | {e.get('repeat_runs')}x {'yes' if e.get('repeat_identical') else 'NO'} | "
+                    f"{e.get('sm75_ptx_identical', '-')} | {e.get('wall_s_1core', '-')} | {e.get('cpu_s_1core', '-')} | "
+                    f"{e.get('peak_rss_mib', '-')} | {e.get('output_bytes', '-')} |")
+    ctest = record.get("ctest_gpu")
+    if ctest:
+        rows += ["", f"GPU CTest run (`cmake --workflow --preset gpu`): {ctest.get('passed')} passed, "
+                     f"{ctest.get('failed')} failed, {ctest.get('skipped')} skipped."]
+    if record.get("student_attempts"):
+        rows += ["", "## Student attempts", "", catalogue.attempt_table(record["student_attempts"]).rstrip("\n")]
+    if record.get("anchors"):
+        rows += ["", "## cuBLAS anchors", "", anchor_table(record["anchors"]).rstrip("\n")]
+    return "\n".join(rows) + "\n"
+
+
+def resume_selection(root, gpu):
+    """--resume: the programs whose record entry is stale or shows a problem (the rest are kept)."""
+    record = load_record(root, gpu) or {}
+    good = {e.get("program") for e in record.get("programs", [])
+            if not entry_problems(e, "", e.get("program", "").startswith("lessons/"))}
+    redo = [p.rel for p in programs(root) if p.rel not in good or
+            next(e for e in record["programs"] if e["program"] == p.rel)["source_sha256"] != p.sha256()]
+    if not redo:
+        raise SuiteError("verify --resume: every program's record is current; nothing to do")
+    return redo
+
+
+def record_ctest_only(root, gpu):
+    """verify --ctest-only: run the GPU workflow and store its counts in the existing record."""
+    record = load_record(root, gpu)
+    if record is None:
+        raise SuiteError(f"verify --ctest-only: expected/{gpu}/verify.json does not exist; run verify first")
+    record["ctest_gpu"] = ctest_gpu(root)
+    write_record(root, gpu, record)
+    print(f"ctest_gpu: {record['ctest_gpu']} (log: build/verify-ctest.log)")
+    return EXIT_FAIL if record["ctest_gpu"]["failed"] else EXIT_OK
+
+
+def select_programs(root, only):
+    progs = programs(root)
+    if only:
+        progs = [p for p in progs if p.name in only or p.rel in only]
+        if not progs:
+            raise UsageError(f"verify: --only {only} selects no program")
+    return progs
+
+
+def cmd_verify(args):
+    """(GPU) Prove every program and write expected/<gpu>/verify.json and verify.md."""
+    from .anchors import measure_anchors
+    root, facts = args.root, require_gpu("verify")
+    gpu, t0 = args.gpu or facts.slug, time.monotonic()
+    if args.ctest_only:
+        return record_ctest_only(root, gpu)
+    if args.resume:
+        args.only = resume_selection(root, gpu)
+    progs, cats = select_programs(root, args.only), catalogue.load(root)
+
+    def progress(text):
+        print(f"[{time.monotonic() - t0:6.1f} s] {text}", flush=True)
+
+    targets = [p.target for p in progs]
+    anchor_targets = ["cublas_sgemm"] if (Path(root) / "anchors" / "CMakeLists.txt").exists() else []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        native, ptx75 = (f.result() for f in [pool.submit(build_tree, root, "verify-native", "75;90", targets, anchor_targets),
+                                              pool.submit(build_tree, root, "verify-sm75", "75", targets)])
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    budget = {p.rel: run_measured(native / p.target, p.runs()[0].args, cpu) for p in progs if not p.is_starter}
+    results = run_jobs(make_jobs(root, progs, native, ptx75, gpu, cats), t0 + args.deadline, progress)
+    entries = [program_entry(p, results, cats) for p in progs]
+    for e in entries:
+        e.update({k: budget[e["program"]][k] for k in BUDGET_KEYS} if e["program"] in budget else {})
+    attempts = [results.get(("attempt", p.rel, a.name)) or {"lesson": a.lesson, "region": a.region, "name": a.name,
+                "kind": a.kind, "accepted": None, "outcome": "not finished"}
+                for p in progs if p.name in cats and not p.is_starter for a in cats[p.name].attempts]
+    record = {"gpu": facts.name, "toolkit": facts.toolkit,
+              "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "budget": BUDGET, "programs": entries, "student_attempts": attempts}
+    old = load_record(root, gpu) if args.only else None
+    if old:  # merge a partial run into the record
+        kept = [e for e in old.get("programs", []) if e.get("program") not in {x["program"] for x in entries}]
+        record["programs"] = sorted(kept + entries, key=lambda e: e["program"])
+        names = {p.name for p in progs}
+        record["student_attempts"] = [a for a in old.get("student_attempts", []) if a["lesson"] not in names] + attempts
+    record["anchors"] = measure_anchors(root, native, gpu, progress)
+    record["ctest_gpu"] = ctest_gpu(root) if not args.no_ctest else (old or {}).get("ctest_gpu")
+    record["total_wall_s"] = round(time.monotonic() - t0, 1)
+    log = [n for p in progs for r in p.runs() for n in (results.get(("run", p.rel, r.id)) or {"notes": [f"{r.id}: not finished"]})["notes"]]
+    verified = {run.transcript_path(gpu).relative_to(root).as_posix() for p in progs for run in p.runs()}
+    write_record(root, gpu, record, log, rehash=True if not args.only else verified | {f"expected/{gpu}/data/anchors.csv"})
+    print(verify_table(record))
+    problems = check_verify_record(root, gpu)
+    for p in problems:
+        print("error: " + p, file=sys.stderr)
+    print(f"verify: {len(problems)} problem(s); details in build/verify.log", file=sys.stderr)
+    return EXIT_FAIL if problems else EXIT_OK

@@ -1,0 +1,113 @@
+"""Tests of suitelib.catalogue: the mutants and student attempts of scripts/catalogue/*.json,
+their CPU checks, and the attempt runner's verdicts (builds faked, so no GPU is needed)."""
+
+import json
+import re
+import unittest
+from pathlib import Path
+
+from helpers import Scratch, needs_nvcc, patched
+from suitelib import SuiteError, catalogue
+from suitelib.model import resolve_source
+
+
+class CatalogueScratch(Scratch):
+    def edit_catalogue(self, fn):
+        path = self.root / "scripts/catalogue/demo.json"
+        data = json.loads(path.read_text())
+        fn(data)
+        path.write_text(json.dumps(data))
+
+
+class TestMutants(CatalogueScratch):
+    def test_catalogue_applies(self):
+        self.assertCheckPasses("mutants")
+
+    def test_anchor_gone(self):
+        self.edit("lessons/demo.cu", "return 2 * v;", "return v + v;")
+        self.assertCheckFails("mutants", "lessons/demo.cu:1: mutant 'm2' no longer applies", "occurs 0 times")
+
+    def test_anchor_ambiguous(self):
+        self.edit("lessons/demo.cu", "int main(", "int other() { return 42; }\nint main(")
+        self.assertCheckFails("mutants", "mutant 'm1' no longer applies", "occurs 2 times")
+
+    def test_too_few_killable_mutants(self):
+        self.edit_catalogue(lambda d: d["mutants"][0].update(blind_spot="the lesson says so"))
+        self.assertCheckFails("mutants", "only 3 mutants expected to be killed (need 4)",
+                              "blind spot 'm1' cites a sentence the lesson no longer contains")
+
+    def test_lesson_without_catalogue(self):
+        (self.root / "scripts/catalogue/demo.json").unlink()
+        self.assertCheckFails("mutants", "lessons/demo.cu:1: lesson has no mutants")
+
+    def test_malformed_catalogue_is_one_finding(self):
+        (self.root / "scripts/catalogue/demo.json").write_text("{not json")
+        err = self.assertCheckFails("mutants", "scripts/catalogue/demo.json: malformed catalogue")
+        self.assertNotIn("Traceback", err)
+
+    def test_apply_refuses_an_ambiguous_anchor(self):
+        with self.assertRaises(SuiteError):
+            catalogue.Mutant("x", "x", "return", "return").apply("return 1; return 2;")
+
+    @needs_nvcc
+    def test_mutant_that_does_not_compile_is_not_killed(self):
+        broken = catalogue.Mutant("m5", "syntax error", "return 42;", "return 42", "GATE:")
+        entry = catalogue.run_mutant(self.root, resolve_source(self.root, "demo"), broken)
+        self.assertFalse(entry["killed"])
+        self.assertIn("does not compile", entry["outcome"])
+
+
+class TestAttemptsCheck(CatalogueScratch):
+    def test_catalogue_passes(self):
+        self.assertCheckPasses("attempts")
+
+    def test_the_mutants_check_covers_attempts(self):
+        self.edit_catalogue(lambda d: d["attempts"].pop())
+        self.assertCheckFails("mutants", "region 'twice' of lessons/demo.cu has 1 correct attempts (need 2)")
+
+    def test_too_few_wrong_attempts(self):
+        self.edit_catalogue(lambda d: d["attempts"].pop(0))
+        self.assertCheckFails("attempts", "has 1 wrong attempts (need 2)")
+
+    def test_edit_must_apply_exactly_once(self):
+        self.edit("starter/demo.cu", "int twice(int v) { return v; }", "int twice(int v) { return v; } // v; }")
+        self.assertCheckPasses("attempts")
+        self.edit_catalogue(lambda d: d["attempts"][1]["edits"][0].update(old="v; }"))
+        self.assertCheckFails("attempts", "attempt 'plus-one' edit 1: its anchor occurs 2 times")
+
+    def test_unknown_region(self):
+        self.edit_catalogue(lambda d: d["attempts"][0].update(region="thrice"))
+        self.assertCheckFails("attempts", "names region 'thrice', not a solution region")
+
+
+def fake_build(prog, text, tmp):
+    """A 'compiler' for the demo: the program prints twice(42) as the attempt's source computes it."""
+    body = re.search(r"int twice\(int v\) \{ return (.*?); \}", text).group(1)
+    value = eval(body, {}, {"v": 42})
+    path = Path(tmp) / "demo"
+    path.write_text(f"#!/bin/sh\nif [ \"$1\" = --twice ]; then echo 'answer {value}'; else echo 'answer 42'; fi\n")
+    path.chmod(0o755)
+    return path, None
+
+
+class TestAttemptRunner(CatalogueScratch):
+    def judge_all(self):
+        cat = catalogue.load(self.root)["demo"]
+        with patched(catalogue, "build_in_scratch", fake_build):
+            return {a.name: catalogue.run_attempt(self.root, a, "h200", cat.student_worded) for a in cat.attempts}
+
+    def test_wrong_rejected_correct_accepted(self):
+        entries = self.judge_all()
+        self.assertEqual({k: e["accepted"] for k, e in entries.items()},
+                         {"stand-in": False, "plus-one": False, "times-two": True, "add-self": True})
+        self.assertTrue(all(catalogue.attempt_entry_ok(e) for e in entries.values()))
+        self.assertIn("rejected: your exercise: stdout differs", entries["plus-one"]["outcome"])
+        self.assertEqual(set(entries["stand-in"]), {"lesson", "region", "name", "kind", "accepted", "outcome"})
+
+    def test_judged_against_the_lessons_recording(self):
+        self.record(self.run_of("demo@twice"), stdout="answer 85\n")
+        self.assertFalse(self.judge_all()["times-two"]["accepted"])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,162 @@
+"""Tests of suitelib.checks and suitelib.generate: each check fails on a planted defect, and
+`sync` writes exactly what `check` compares (both directions)."""
+
+import shutil
+import unittest
+
+from helpers import Scratch, needs_nvcc
+from suitelib import EXIT_OK
+
+
+class TestCommonCopies(Scratch):
+    def test_clean_fixture_passes(self):
+        self.assertCheckPasses("common")
+
+    def test_one_byte_changed_in_a_copy(self):
+        self.edit("lessons/demo.cu", "std::exit(EXIT_FAILURE);", "std::exit(EXIT_FAILURX);")
+        err = self.assertCheckFails("common", "lessons/demo.cu:", "differs from common/cuda_check.cuh")
+        line = int(err.split("lessons/demo.cu:")[1].split(":")[0])
+        self.assertIn("EXIT_FAILURX", (self.root / "lessons/demo.cu").read_text().splitlines()[line - 1])
+
+    def test_unknown_block(self):
+        self.edit("lessons/demo.cu", "// snippet: answer", "// common: nosuch\n// end common: nosuch\n// snippet: answer")
+        self.assertCheckFails("common", "unknown common block 'nosuch'")
+
+    def test_error_macro_missing(self):
+        self.edit("lessons/demo.cu", "// common: cuda_check", "// not common")
+        self.edit("lessons/demo.cu", "// end common: cuda_check", "// not common end")
+        self.assertCheckFails("common", "lessons/demo.cu:1:", "does not carry the common block 'cuda_check'")
+
+
+class TestStarterDrift(Scratch):
+    def test_clean_fixture_passes(self):
+        self.assertCheckPasses("starters")
+
+    def test_non_exercise_line_changed(self):
+        self.edit("starter/demo.cu", "int answer() { return 42; }", "int answer() { return 41; }")
+        where = self.line_of("starter/demo.cu", "return 41;")
+        self.assertCheckFails("starters", where, "drifted from lessons/demo.cu:" + where.split(":")[1])
+
+    def test_exercise_region_may_differ(self):
+        self.edit("starter/demo.cu", "return v; }  // TODO (exercise)", "return 0; }  // anything")
+        self.assertCheckPasses("starters")
+
+    def test_region_names_must_match(self):
+        self.edit("starter/demo.cu", "// exercise: twice", "// exercise: thrice")
+        self.assertCheckFails("starters", "do not match the lesson's solution regions")
+
+    def test_lesson_without_starter(self):
+        (self.root / "starter/demo.cu").unlink()
+        self.assertCheckFails("starters", "lessons/demo.cu:1: lesson has no starter")
+
+
+class TestSync(Scratch):
+    """check fails on what sync would change; sync then fixes it; the student's bodies are kept."""
+
+    def sync(self):
+        status, out, err = self.main("sync", writes=True)
+        self.assertEqual(status, EXIT_OK, err)
+        return out
+
+    def test_common_block_change_is_one_edit_and_one_command(self):
+        canon = self.root / "common/cuda_check.cuh"
+        canon.write_text(canon.read_text().replace("none (exit 77", "no device (exit 77"))
+        self.assertCheckFails("common", "lessons/demo.cu:", "starter/demo.cu:")
+        out = self.sync()
+        self.assertIn("updated lessons/demo.cu", out)
+        self.assertIn("updated starter/demo.cu", out)
+        self.assertCheckPasses("common")
+        self.assertCheckPasses("starters")
+
+    def test_lesson_edit_regenerates_the_starter_keeping_exercise_bodies(self):
+        self.edit("lessons/demo.cu", "int answer() { return 42; }", "int answer() { return 6 * 7; }")
+        self.edit("starter/demo.cu", "return v; }  // TODO (exercise)", "return v + v; }  // my work")
+        self.assertCheckFails("starters", "drifted from lessons/demo.cu")
+        self.sync()
+        self.assertCheckPasses("starters")
+        starter = (self.root / "starter/demo.cu").read_text()
+        self.assertIn("return 6 * 7;", starter)
+        self.assertIn("return v + v; }  // my work", starter)
+        self.assertIn("// exercise: twice", starter)
+        self.assertNotIn("solution", starter)
+
+    def test_sync_on_a_clean_tree_writes_nothing_to_sources(self):
+        before = {p: (self.root / p).read_text() for p in ("lessons/demo.cu", "starter/demo.cu")}
+        self.sync()
+        self.assertEqual(before, {p: (self.root / p).read_text() for p in before})
+
+    def test_sync_refuses_mismatched_region_names(self):
+        self.edit("starter/demo.cu", "// exercise: twice", "// exercise: thrice")
+        status, _, err = self.main("sync", writes=True)
+        self.assertOneLineError(status, err, 1)
+        self.assertIn("do not match", err)
+
+
+class TestBuildLines(Scratch):
+    @needs_nvcc
+    def test_clean_fixture_compiles(self):
+        self.assertCheckPasses("build-lines")
+
+    @needs_nvcc
+    def test_build_line_that_needs_another_file(self):
+        self.edit("lessons/demo.cu", "#include <cstring>", "#include <cstring>\n#include \"helpers.h\"")
+        self.assertCheckFails("build-lines", "lessons/demo.cu:3:", "fails alone in an empty folder")
+
+    @needs_nvcc
+    def test_build_line_that_produces_no_binary(self):
+        self.edit("lessons/demo.cu", "-o demo demo.cu", "--dryrun -o demo demo.cu")
+        self.edit("starter/demo.cu", "-o demo demo.cu", "--dryrun -o demo demo.cu")
+        self.assertCheckFails("build-lines", "lessons/demo.cu:3:", "produced no 'demo'")
+
+    def test_build_line_must_be_nvcc(self):
+        self.edit("lessons/demo.cu", "// Build: nvcc", "// Build: make")
+        self.assertCheckFails("build-lines", "lessons/demo.cu:3:", "must start with nvcc")
+
+    def test_build_line_must_name_its_file(self):
+        self.edit("lessons/demo.cu", "-o demo demo.cu", "-o demo other.cu")
+        self.assertCheckFails("build-lines", "lessons/demo.cu:3:", "must compile demo.cu")
+
+
+class TestTranscripts(Scratch):
+    def test_clean_fixture_passes(self):
+        self.assertCheckPasses("transcripts")
+
+    def test_lesson_edited_after_recording(self):
+        self.edit("lessons/demo.cu", "return 42;", "return 43;")
+        self.assertCheckFails("transcripts", "expected/h200/demo.txt:4:", "stale", "expected/h200/demo@twice.txt:4:")
+
+    def test_missing_transcript(self):
+        (self.root / "expected/h200/starter/demo.txt").unlink()
+        self.assertCheckFails("transcripts", "starter/demo.cu:1:", "has no transcript")
+
+    def test_orphan_transcript(self):
+        shutil.copy(self.root / "expected/h200/demo.txt", self.root / "expected/h200/gone.txt")
+        self.assertCheckFails("transcripts", "expected/h200/gone.txt:1: orphan")
+
+    def test_malformed_transcript(self):
+        path = self.root / "expected/h200/demo.txt"
+        path.write_text(path.read_text().replace("--- stdout: 1 lines", "--- stdout: 9 lines"))
+        self.assertCheckFails("transcripts", "malformed transcript")
+
+    def test_non_utf8_transcript_is_one_finding(self):
+        path = self.root / "expected/h200/demo.txt"
+        path.write_bytes(path.read_bytes().replace(b"answer 42", b"answer \xff2"))
+        err = self.assertCheckFails("transcripts", "expected/h200/demo.txt:9: not UTF-8 text")
+        self.assertNotIn("Traceback", err)
+
+    def test_run_line_changed_under_transcript(self):
+        self.edit("lessons/demo.cu", "// Run:   ./demo --twice", "// Run:   ./demo --thrice")
+        self.assertIn("demo@thrice", self.assertCheckFails("transcripts", "orphan"))
+
+
+
+class TestRepositoryFiles(unittest.TestCase):
+    def test_line_endings_are_pinned(self):
+        from helpers import REPO
+        text = (REPO / ".gitattributes").read_text()
+        self.assertIn("* text=auto eol=lf", text)
+        self.assertIn("*.png binary", text)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,240 @@
+"""Tests of suitelib.verify and suitelib.anchors: the record check (programs, mutants, attempts,
+file hashes, GPU CTest counts, anchors) and the pieces verify is composed of."""
+
+import json
+import unittest
+from pathlib import Path
+
+from helpers import Scratch
+from suitelib import anchors, running, verify
+from suitelib.model import programs
+
+CTEST_OUT = """
+ 1/4 Test #1: tool.test_model.TestMarkers ......   Passed    0.50 sec
+ 2/4 Test #2: gpu.run.testing ..................***Skipped   0.10 sec
+ 3/4 Test #3: gpu.run.sweep ....................***Failed    1.00 sec
+ 4/4 Test #4: tool.test_plots.TestPlot .........   Passed    0.20 sec
+"""
+
+
+class TestVerifyRecord(Scratch):
+    def write_record(self, mutate=None):
+        entries = []
+        for prog in programs(self.root):
+            e = {"program": prog.rel, "source_sha256": prog.sha256(), "exit_code": 0,
+                 "transcript_match": True, "sanitizer": {t: 0 for t in verify.SANITIZERS},
+                 "repeat_runs": 10, "repeat_identical": True}
+            if not prog.is_starter:
+                e.update({"sm75_ptx_identical": True, "wall_s_1core": 1.0, "cpu_s_1core": 0.9, "peak_rss_mib": 90.0,
+                          "output_bytes": 1000, "mutants": [{"name": f"m{i}", "killed": True} for i in range(1, 5)]})
+            entries.append(e)
+        attempts = [{"lesson": "demo", "region": "twice", "name": n, "kind": k, "accepted": k == "correct", "outcome": "x"}
+                    for n, k in (("stand-in", "wrong"), ("plus-one", "wrong"), ("times-two", "correct"), ("add-self", "correct"))]
+        record = {"gpu": "NVIDIA H200", "toolkit": "13.0", "recorded_at": "x", "total_wall_s": 1, "programs": entries,
+                  "student_attempts": attempts, "ctest_gpu": {"passed": 9, "failed": 0, "skipped": 0},
+                  "files": verify.file_hashes(self.root, "h200")}
+        if mutate:
+            mutate(record)
+        (self.root / "expected/h200/verify.json").write_text(json.dumps(record))
+
+    def test_clean_record_passes(self):
+        self.write_record()
+        self.assertCheckPasses("verify-record")
+
+    def test_missing_record(self):
+        self.assertCheckFails("verify-record", "verify.json:1: missing")
+
+    def test_malformed_record_is_one_finding(self):
+        (self.root / "expected/h200/verify.json").write_text("{\"programs\": [")
+        err = self.assertCheckFails("verify-record", "verify.json:1: malformed JSON")
+        self.assertNotIn("Traceback", err)
+
+    def test_program_missing_from_record(self):
+        self.write_record(lambda r: r["programs"].pop())
+        self.assertCheckFails("verify-record", "starter/demo.cu: missing")
+
+    def test_edited_lesson_is_stale(self):
+        self.write_record()
+        self.edit("lessons/demo.cu", "return 42;", "return 43;")
+        self.assertCheckFails("verify-record", "lessons/demo.cu: stale")
+
+    def test_hand_edited_transcript_anywhere_fails(self):
+        self.write_record()
+        path = self.root / "expected/h200/demo@twice.txt"
+        path.write_text(path.read_text().replace("answer 84", "answer 85"))
+        self.assertCheckFails("verify-record", "expected/h200/demo@twice.txt:1: changed since the GPU record")
+
+    def test_hand_edited_data_file_fails(self):
+        (self.root / "expected/h200/data").mkdir()
+        (self.root / "expected/h200/data/sweep.csv").write_text("a,b,c\n1,2,3\n")
+        self.write_record()
+        (self.root / "expected/h200/data/sweep.csv").write_text("a,b,c\n1,2,4\n")
+        self.assertCheckFails("verify-record", "expected/h200/data/sweep.csv:1: changed since the GPU record")
+
+    def test_file_not_covered(self):
+        self.write_record(lambda r: r["files"].pop("expected/h200/demo.txt"))
+        self.assertCheckFails("verify-record", "expected/h200/demo.txt:1: not covered by the GPU record")
+
+    def test_sanitizer_finding(self):
+        self.write_record(lambda r: r["programs"][0]["sanitizer"].update(racecheck=3))
+        self.assertCheckFails("verify-record", "racecheck findings: 3")
+
+    def test_budget_overrun(self):
+        self.write_record(lambda r: r["programs"][0].update(wall_s_1core=5.5))
+        self.assertCheckFails("verify-record", "wall_s_1core = 5.5 exceeds")
+
+    def test_transcript_mismatch_recorded(self):
+        self.write_record(lambda r: r["programs"][1].update(transcript_match=False))
+        self.assertCheckFails("verify-record", "starter/demo.cu: transcript_match is not true")
+
+    def test_repeats_that_differ(self):
+        self.write_record(lambda r: r["programs"][1].update(repeat_identical=False))
+        self.assertCheckFails("verify-record", "starter/demo.cu: repeat_identical is not true")
+
+    def test_ptx_difference_recorded(self):
+        self.write_record(lambda r: r["programs"][0].update(sm75_ptx_identical=False))
+        self.assertCheckFails("verify-record", "sm75_ptx_identical is not true")
+
+    def test_mutants_missing_from_record(self):
+        self.write_record(lambda r: r["programs"][0].pop("mutants"))
+        self.assertCheckFails("verify-record", "lessons/demo.cu: the record's mutants [] are not the catalogue's")
+
+    def test_surviving_mutant(self):
+        self.write_record(lambda r: r["programs"][0]["mutants"][0].update(killed=False))
+        self.assertCheckFails("verify-record", "mutant 'm1' survived")
+
+    def test_blind_spot_survivor_is_accepted(self):
+        self.write_record(lambda r: r["programs"][0]["mutants"][0].update(killed=False, blind_spot="said"))
+        self.assertCheckPasses("verify-record")
+
+    def test_attempt_missing_from_record(self):
+        self.write_record(lambda r: r["student_attempts"].pop())
+        self.assertCheckFails("verify-record", "student attempt demo/twice/add-self (correct) is not in the record")
+
+    def test_wrong_attempt_accepted(self):
+        self.write_record(lambda r: r["student_attempts"][0].update(accepted=True))
+        self.assertCheckFails("verify-record", "wrong attempt demo/stand-in was accepted")
+
+    def test_gpu_ctest_failures(self):
+        self.write_record(lambda r: r["ctest_gpu"].update(failed=1))
+        self.assertCheckFails("verify-record", "the GPU CTest run had 1 failed tests")
+
+    def test_gpu_ctest_counts_missing(self):
+        self.write_record(lambda r: r.pop("ctest_gpu"))
+        self.assertCheckFails("verify-record", "no ctest_gpu counts")
+
+
+class TestVerifyParts(Scratch):
+    def test_ctest_counts(self):
+        self.assertEqual(running.ctest_counts(CTEST_OUT), {"passed": 2, "failed": 1, "skipped": 1})
+
+    def entry(self, repeats):
+        prog = programs(self.root)[1]  # the starter: 2 repeats, one run
+        results = {("sanitizer", prog.rel, t): (0, "") for t in verify.SANITIZERS}
+        results[("run", prog.rel, "starter/demo")] = {"exit_code": 0, "notes": [], "ptx_same": None}
+        results.update({("repeat", prog.rel, i): r for i, r in enumerate(repeats)})
+        return verify.program_entry(prog, results, {})
+
+    def test_repeat_identical_reads_the_repeats(self):
+        self.assertTrue(self.entry([("a", "", 0), ("a", "", 0)])["repeat_identical"])
+        self.assertFalse(self.entry([("a", "", 0), ("b", "", 0)])["repeat_identical"])
+        self.assertFalse(self.entry([("a", "", 0)])["repeat_identical"], "an unfinished repeat is a failure")
+
+    def test_job_run_uses_the_transcript_comparison(self):
+        native = self.fake("demo", 'echo "answer 41"', "native")
+        ptx = self.fake("demo", 'echo "answer 41"', "ptx")
+        prog = programs(self.root)[0]
+        out = verify.job_run(native, ptx, prog, prog.runs()[0], "h200")
+        self.assertTrue(out["notes"] and "answer 41" in out["notes"][0])
+        self.assertTrue(out["ptx_same"])
+
+
+class TestAnchors(Scratch):
+    LADDER = "kernel,n,median_ms,gflops\ntiled16,4096,10.0,{a}\nregister2d,4096,2.0,{b}\n"
+
+    def test_interleaved_lesson_and_anchor_runs(self):
+        calls = []
+
+        def runner(binary, args):
+            calls.append(Path(binary).name)
+            if Path(binary).name == "cublas_sgemm":
+                return {"exit_code": 0, "stdout": f"kernel,n,median_ms,gflops\ncublas_sgemm,{args[1]},1.0,50000\n"}
+            return {"exit_code": 0, "stdout": self.LADDER.format(a=10000, b=40000)}
+        folder = self.fake("gemm_ladder", "true", "bin")
+        self.fake("cublas_sgemm", "true", "bin")
+        entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
+        self.assertEqual(calls[:4], ["gemm_ladder", "cublas_sgemm", "gemm_ladder", "cublas_sgemm"])
+        self.assertEqual([(e["kernel"], e["n"], e["ratio"]) for e in entries], [("tiled16", 4096, 0.2), ("register2d", 4096, 0.8)])
+        csv = (self.root / "expected/h200/data/anchors.csv").read_text()
+        self.assertTrue(csv.startswith("lesson,kernel,n,gflops,cublas_gflops,ratio\n"))
+
+    def test_no_anchor_binary_records_nothing(self):
+        self.assertEqual(anchors.measure_anchors(self.root, self.root, "h200", lambda s: None), [])
+
+    def test_best_rows(self):
+        sweep = "device,m,n,k,threads,tk,co,status,gflops\nX,1024,1024,1024,128,8,1,PASS,5\nX,1024,1024,1024,256,8,1,PASS,9\n"
+        self.assertEqual(anchors.gemm_rows("sweep", sweep, "best"), [("point 256/8/1", 1024, 9.0)])
+
+    def test_top_step_ratio_is_checked(self):
+        (self.root / "anchors").mkdir()
+        (self.root / "anchors/cublas_sgemm.cu").write_text("")
+        (self.root / "lessons/gemm_ladder.cu").write_text("")
+        rec = {"anchors": [{"lesson": "gemm_ladder", "kernel": "top", "n": 4096, "ratio": 0.5}]}
+        self.assertIn("reaches 0.5 of cuBLAS", anchors.anchor_problems(self.root, rec, "r")[0])
+        rec["anchors"][0]["ratio"] = 0.8
+        self.assertEqual(anchors.anchor_problems(self.root, rec, "r"), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
+
+
+class TestVerifyCommand(Scratch):
+    """verify end to end on the miniature suite, with the GPU parts faked (no GPU needed)."""
+
+    def test_verify_writes_a_record_that_check_accepts(self):
+        from helpers import patched
+        from suitelib import catalogue, running
+        from test_catalogue import fake_build
+        script = 'if [ "$1" = --twice ]; then echo "answer 84"; else echo "answer 42"; fi'
+        bin_dir = self.fake("demo", script, "bin")
+        self.fake("demo_starter", 'echo "answer 42"', "bin")
+        facts = running.GpuFacts("NVIDIA H200", "h200", "13.0")
+        budget = {"exit_code": 0, "wall_s_1core": 1.0, "cpu_s_1core": 1.0, "peak_rss_mib": 50.0, "output_bytes": 10}
+        with patched(verify, "require_gpu", lambda what: facts), \
+                patched(verify, "build_tree", lambda *a, **k: bin_dir), \
+                patched(verify, "sanitizer_findings", lambda *a: (0, "")), \
+                patched(verify, "run_measured", lambda *a: dict(budget)), \
+                patched(verify, "ctest_gpu", lambda root: {"passed": 3, "failed": 0, "skipped": 1}), \
+                patched(catalogue, "run_mutant", lambda root, p, m: {"name": m.name, "description": "", "killed": True,
+                                                                     "outcome": "exit 1: GATE"}), \
+                patched(catalogue, "build_in_scratch", fake_build):
+            status, out, err = self.main("verify", writes=True)
+        self.assertEqual(status, 0, out + err)
+        record = json.loads((self.root / "expected/h200/verify.json").read_text())
+        self.assertEqual(record["ctest_gpu"], {"passed": 3, "failed": 0, "skipped": 1})
+        self.assertEqual(len(record["student_attempts"]), 4)
+        self.assertIn("expected/h200/demo@twice.txt", record["files"])
+        self.assertTrue(all(e["repeat_identical"] and e["transcript_match"] for e in record["programs"]))
+        self.assertIn("## Student attempts", (self.root / "expected/h200/verify.md").read_text())
+        self.assertCheckPasses("verify-record")
+
+
+class TestRecordUpdates(Scratch):
+    """mutate and attempts update the record but never re-hash the transcripts (no laundering)."""
+
+    write_record = TestVerifyRecord.write_record
+
+    def test_attempts_command_keeps_the_hashes(self):
+        from helpers import patched
+        from suitelib import catalogue, running
+        self.write_record()
+        path = self.root / "expected/h200/demo.txt"
+        path.write_text(path.read_text().replace("answer 42", "answer 43"))
+        entry = {"lesson": "demo", "region": "twice", "name": "x", "kind": "wrong", "accepted": False, "outcome": "r"}
+        with patched(running, "detect_gpu", lambda: running.GpuFacts("NVIDIA H200", "h200", "13.0")), \
+                patched(catalogue, "run_attempt", lambda root, a, gpu, w: dict(entry, name=a.name, kind=a.kind,
+                                                                              accepted=a.kind == "correct")):
+            status, out, err = self.main("attempts", writes=True)
+        self.assertEqual(status, 0, out + err)
+        self.assertCheckFails("verify-record", "expected/h200/demo.txt:1: changed since the GPU record")
