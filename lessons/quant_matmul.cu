@@ -421,7 +421,7 @@ inline void quantizeAsymmetric(const float* x, long long count, AsymmetricParams
 
 // colMax[c] = max over p of |B[p][c]| (B is K x N, row-major).
 inline void columnMaxAbs(const float* B, int K, int N, float* colMax) {
-  std::fill(colMax, colMax + N, 0.0f);
+  for (int c = 0; c < N; ++c) colMax[c] = 0.0f;
   for (int p = 0; p < K; ++p)
     for (int c = 0; c < N; ++c)
       colMax[c] = std::max(colMax[c], std::fabs(B[static_cast<long long>(p) * N + c]));
@@ -453,7 +453,7 @@ inline void quantizeColumns(const float* B, int K, int N, const float* colMax,
 // colSums[c] = the int32 sum over k of column c's codes: what the zero-point
 // epilogue subtracts z times. It depends only on the weights.
 inline void columnCodeSums(const std::int8_t* codes, int K, int N, std::int32_t* colSums) {
-  std::fill(colSums, colSums + N, 0);
+  for (int c = 0; c < N; ++c) colSums[c] = 0;
   for (int p = 0; p < K; ++p)
     for (int c = 0; c < N; ++c) colSums[c] += codes[static_cast<long long>(p) * N + c];
 }
