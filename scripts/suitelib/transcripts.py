@@ -136,9 +136,10 @@ def format_transcript(run, gpu_name, toolkit, result):
         f"# toolkit: {toolkit}",
         f"# exit_code: {int(result['exit_code'])}",
     ]
-    body = [f"--- stdout: {len(out.splitlines())} lines", out.rstrip("\n"),
-            f"--- stderr: {len(err.splitlines())} lines", err.rstrip("\n")]
-    return "\n".join(head + [b for b in body if b != ""]) + "\n"
+    # Every line is kept as it was printed, blank ones included (a trailing blank line too).
+    body = ([f"--- stdout: {len(out.splitlines())} lines"] + out.splitlines()
+            + [f"--- stderr: {len(err.splitlines())} lines"] + err.splitlines())
+    return "\n".join(head + body) + "\n"
 
 
 def parse_transcript(path):

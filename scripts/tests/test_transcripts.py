@@ -262,3 +262,20 @@ class TestCrossGpu(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestTranscriptFile(unittest.TestCase):
+    def test_blank_lines_survive_a_round_trip(self):
+        """A program whose output ends with a blank line (or holds several) reads back as printed."""
+        from suitelib.model import all_runs
+        from suitelib.transcripts import format_transcript, parse_transcript
+        from helpers import MINI
+        run = all_runs(MINI)[0]
+        for stdout in ("a\n\n", "a\n\n\nb\n", "\n", ""):
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "t.txt"
+                path.write_text(format_transcript(run, "NVIDIA H200", "13.0",
+                                                  {"stdout": stdout, "stderr": "e\n\n", "exit_code": 1}))
+                info = parse_transcript(path)
+                self.assertEqual(info["stdout"], stdout)
+                self.assertEqual(info["stderr"], "e\n\n")
