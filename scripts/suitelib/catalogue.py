@@ -30,10 +30,13 @@ class Edit:
 
 
 class Mutant(Edit):
-    def __init__(self, name, description, old, new, expect=None, blind_spot=None, args=None):
+    def __init__(self, name, description, old, new, expect=None, blind_spot=None, args=None, sanitizer=None):
         super().__init__(f"mutant '{name}'", old, new)
         self.name, self.description = name, description
         self.expect, self.blind_spot, self.args = expect, blind_spot, args
+        # A race may print right numbers on one GPU and wrong ones on another: such a mutant is
+        # judged by a compute-sanitizer tool (e.g. racecheck) on the program's Sanitize: run.
+        self.sanitizer = sanitizer
 
 
 class Attempt:
@@ -62,7 +65,7 @@ def load_one(path):
     data = json.loads(read_text(path, "catalogue"))
     name = data["lesson"]
     mutants = [Mutant(m["name"], m["description"], m["old"], m["new"], m.get("expect"), m.get("blind_spot"),
-                      m.get("args")) for m in data.get("mutants", [])]
+                      m.get("args"), m.get("sanitizer")) for m in data.get("mutants", [])]
     attempts = [Attempt(name, a) for a in data.get("attempts", [])]
     worded = data.get("exercise", {}).get("student_worded", [])
     return Catalogue(name, worded, mutants, attempts, path)
@@ -169,11 +172,27 @@ def run_mutant(root, prog, mutant):
         if binary is None:
             entry.update(killed=False, outcome=failure)
             return entry
+        if mutant.sanitizer:
+            return _sanitized_mutant(entry, prog, mutant, binary)
         args = mutant.args if mutant.args is not None else prog.runs()[0].args
         result = run_binary(binary, args)
     gate_named = mutant.expect is None or mutant.expect in result["stderr"]
     entry["killed"] = result["exit_code"] == EXIT_FAIL and gate_named
     entry["outcome"] = one_line(result)
+    if mutant.blind_spot and not entry["killed"]:
+        entry["blind_spot"] = mutant.blind_spot
+    return entry
+
+
+def _sanitized_mutant(entry, prog, mutant, binary):
+    """Killed when the named compute-sanitizer tool reports findings on the Sanitize: run."""
+    from .verify import sanitizer_findings
+    options, args = prog.sanitize_spec()
+    findings, log = sanitizer_findings(binary, mutant.args if mutant.args is not None else args,
+                                       mutant.sanitizer, options)
+    entry["killed"] = bool(findings)
+    entry["outcome"] = (f"{mutant.sanitizer}: {findings} finding(s)" if findings is not None
+                        else f"{mutant.sanitizer}: no verdict: {log[:200]}")
     if mutant.blind_spot and not entry["killed"]:
         entry["blind_spot"] = mutant.blind_spot
     return entry

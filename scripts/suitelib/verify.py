@@ -256,7 +256,7 @@ def make_jobs(root, progs, native, ptx75, gpu, cats):
         if not p.is_starter and p.name in cats:
             jobs += [(("mutant", p.rel, m.name), catalogue.run_mutant, (root, p, m)) for m in cats[p.name].mutants]
             worded = cats[p.name].student_worded
-            jobs += [(("attempt", p.rel, a.name), catalogue.run_attempt, (root, a, gpu, worded))
+            jobs += [(("attempt", p.rel, a.region, a.name), catalogue.run_attempt, (root, a, gpu, worded))
                      for a in cats[p.name].attempts]
     return jobs
 
@@ -360,7 +360,7 @@ def cmd_verify(args):
     entries = [program_entry(p, results, cats) for p in progs]
     for e in entries:
         e.update({k: budget[e["program"]][k] for k in BUDGET_KEYS} if e["program"] in budget else {})
-    attempts = [results.get(("attempt", p.rel, a.name)) or {"lesson": a.lesson, "region": a.region, "name": a.name,
+    attempts = [results.get(("attempt", p.rel, a.region, a.name)) or {"lesson": a.lesson, "region": a.region, "name": a.name,
                 "kind": a.kind, "accepted": None, "outcome": "not finished"}
                 for p in progs if p.name in cats and not p.is_starter for a in cats[p.name].attempts]
     record = {"gpu": facts.name, "toolkit": facts.toolkit,

@@ -111,3 +111,29 @@ class TestAttemptRunner(CatalogueScratch):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestSanitizedMutant(unittest.TestCase):
+    """A mutant judged by a compute-sanitizer tool is killed only when that tool reports findings."""
+
+    def judge(self, findings):
+        from unittest import mock
+        from suitelib import catalogue, verify
+        prog = mock.Mock()
+        prog.sanitize_spec.return_value = (["--launch-count", "4"], ["-m", "9"])
+        mutant = catalogue.Mutant("missing-barrier", "race", "a", "b", sanitizer="racecheck")
+        with mock.patch.object(verify, "sanitizer_findings", return_value=(findings, "log")) as fake:
+            entry = catalogue._sanitized_mutant({"name": mutant.name}, prog, mutant, "/bin/x")
+        fake.assert_called_once_with("/bin/x", ["-m", "9"], "racecheck", ["--launch-count", "4"])
+        return entry
+
+    def test_findings_kill(self):
+        self.assertTrue(self.judge(3)["killed"])
+
+    def test_no_findings_survive(self):
+        entry = self.judge(0)
+        self.assertFalse(entry["killed"])
+        self.assertIn("racecheck: 0 finding", entry["outcome"])
+
+    def test_no_summary_is_no_kill(self):
+        self.assertFalse(self.judge(None)["killed"])
