@@ -367,7 +367,8 @@ def cmd_verify(args):
               "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "budget": BUDGET, "programs": entries, "student_attempts": attempts}
     old = load_record(root, gpu) if args.only else None
-    if old:  # merge a partial run into the record
+    if old:  # merge a partial run into the record: what it did not re-verify keeps its old hashes
+        record["files"] = dict(old.get("files", {}))
         kept = [e for e in old.get("programs", []) if e.get("program") not in {x["program"] for x in entries}]
         record["programs"] = sorted(kept + entries, key=lambda e: e["program"])
         names = {p.name for p in progs}
@@ -377,6 +378,9 @@ def cmd_verify(args):
     record["total_wall_s"] = round(time.monotonic() - t0, 1)
     log = [n for p in progs for r in p.runs() for n in (results.get(("run", p.rel, r.id)) or {"notes": [f"{r.id}: not finished"]})["notes"]]
     verified = {run.transcript_path(gpu).relative_to(root).as_posix() for p in progs for run in p.runs()}
+    from .cli import DATA_RECORDINGS  # the data files a lesson's verify vouches for
+    verified |= {f"expected/{gpu}/data/{csv}" for name, _, csv, _, _ in DATA_RECORDINGS
+                 for p in progs if p.name == name and not p.is_starter}
     write_record(root, gpu, record, log, rehash=True if not args.only else verified | {f"expected/{gpu}/data/anchors.csv"})
     print(verify_table(record))
     problems = check_verify_record(root, gpu)

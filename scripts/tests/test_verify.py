@@ -193,6 +193,27 @@ class TestVerifyCommand(Scratch):
     """verify end to end on the miniature suite, with the GPU parts faked (no GPU needed)."""
 
     def test_verify_writes_a_record_that_check_accepts(self):
+        status, out, err = self.fake_verify()
+        self.assertEqual(status, 0, out + err)
+        record = json.loads((self.root / "expected/h200/verify.json").read_text())
+        self.assertEqual(record["ctest_gpu"], {"passed": 3, "failed": 0, "skipped": 1})
+        self.assertEqual(len(record["student_attempts"]), 4)
+        self.assertIn("expected/h200/demo@twice.txt", record["files"])
+        self.assertTrue(all(e["repeat_identical"] and e["transcript_match"] for e in record["programs"]))
+        self.assertIn("## Student attempts", (self.root / "expected/h200/verify.md").read_text())
+        self.assertCheckPasses("verify-record")
+
+    def test_partial_verify_keeps_the_hashes_it_did_not_redo(self):
+        """verify --only one program merges into the record: the other files keep their hashes."""
+        self.assertEqual(self.fake_verify()[0], 0)
+        status, out, err = self.fake_verify("--only", "lessons/demo.cu", "--no-ctest")
+        self.assertEqual(status, 0, out + err)
+        record = json.loads((self.root / "expected/h200/verify.json").read_text())
+        self.assertIn("expected/h200/starter/demo.txt", record["files"])
+        self.assertEqual(record["ctest_gpu"], {"passed": 3, "failed": 0, "skipped": 1})
+        self.assertCheckPasses("verify-record")
+
+    def fake_verify(self, *extra):
         from helpers import patched
         from suitelib import catalogue, running
         from test_catalogue import fake_build
@@ -209,15 +230,7 @@ class TestVerifyCommand(Scratch):
                 patched(catalogue, "run_mutant", lambda root, p, m: {"name": m.name, "description": "", "killed": True,
                                                                      "outcome": "exit 1: GATE"}), \
                 patched(catalogue, "build_in_scratch", fake_build):
-            status, out, err = self.main("verify", writes=True)
-        self.assertEqual(status, 0, out + err)
-        record = json.loads((self.root / "expected/h200/verify.json").read_text())
-        self.assertEqual(record["ctest_gpu"], {"passed": 3, "failed": 0, "skipped": 1})
-        self.assertEqual(len(record["student_attempts"]), 4)
-        self.assertIn("expected/h200/demo@twice.txt", record["files"])
-        self.assertTrue(all(e["repeat_identical"] and e["transcript_match"] for e in record["programs"]))
-        self.assertIn("## Student attempts", (self.root / "expected/h200/verify.md").read_text())
-        self.assertCheckPasses("verify-record")
+            return self.main("verify", *extra, writes=True)
 
 
 class TestRecordUpdates(Scratch):
