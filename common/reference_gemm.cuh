@@ -1,14 +1,8 @@
-// Reference GEMM: C[i*N + j] = sum over k = 0, 1, ..., K-1 (ascending, from
-// 0.0, one double accumulator) of double(A[i*K + k]) * double(B[k*N + j]).
-// It runs on the GPU (one thread per element), so a 4096^3 reference takes
-// about a second instead of minutes of one CPU core, and it stays independent
-// of the kernels it judges: another precision (a float x float product has at
-// most 48 significant bits, so it is exact in double and each add rounds
-// once), other code (no tiling, no shared memory, no split of k), and rows 0,
-// M/2 and M-1 are recomputed by a CPU loop in the same order and must match
-// bit for bit (fma or multiply-then-add: with an exact product both round the
-// same sum). A layout, indexing or launch error on the GPU side would have to
-// be repeated by the CPU loop to pass.
+// Reference GEMM: C[i*N+j] = the sum over ascending k, from 0.0 in one double, of
+// double(A[i*K+k]) * double(B[k*N+j]), on the GPU, one thread per element. It is
+// independent of the kernels it judges: another precision (a float x float product
+// is exact in double, so each add rounds once), no tiling, no shared memory, no split
+// of k; and rows 0, M/2 and M-1, recomputed by a CPU loop, must match bit for bit.
 __global__ void referenceGemmKernel(const float* A, const float* B, double* C, int M, int N,
                                     int K) {
   const long long count = static_cast<long long>(M) * N, step = 1LL * gridDim.x * blockDim.x;

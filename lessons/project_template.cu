@@ -45,7 +45,7 @@
 // Every CUDA call goes through CUDA_CHECK, every launch is followed by
 // CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
 // Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
-// 2 bad command line, 77 no usable CUDA device or driver (CTest: skipped).
+// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
 #define CUDA_CHECK(call)                                                      \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -667,14 +667,20 @@ int main(int argc, char** argv) {
 // first read.
 // =============================================================================
 // common: cuda_check
-// Device 0's properties, or exit 77 with one line (no driver or no device).
+// Device 0's properties. No NVIDIA driver loaded, or no GPU listed: exit 77 (skipped);
+// a loaded driver that CUDA cannot use (too old, broken): exit 1, the GPU needs fixing.
 cudaDeviceProp requireCudaDevice() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "no usable CUDA device: %s (exit 77 = skipped)\n",
-                 err != cudaSuccess ? cudaGetErrorString(err) : "the driver reports no device");
-    std::exit(kExitNoDevice);
+    std::FILE* driver = std::fopen("/proc/driver/nvidia/version", "r");  // Linux's driver
+    if (driver) std::fclose(driver);
+    const bool broken = driver && err != cudaSuccess && err != cudaErrorNoDevice;
+    std::fprintf(stderr, broken ? "CUDA cannot use this machine's NVIDIA driver: %s\n"
+                                : "no usable CUDA device: %s (exit 77 = skipped)\n",
+                 !driver ? "no NVIDIA driver is loaded"
+                         : err != cudaSuccess ? cudaGetErrorString(err) : "the driver lists none");
+    std::exit(broken ? EXIT_FAILURE : kExitNoDevice);
   }
   CUDA_CHECK(cudaSetDevice(0));
   cudaDeviceProp prop{};
@@ -800,17 +806,11 @@ void CommandLine::fail(const char* fmt, ...) const {
 }
 // end common: cli
 // common: reference_gemm
-// Reference GEMM: C[i*N + j] = sum over k = 0, 1, ..., K-1 (ascending, from
-// 0.0, one double accumulator) of double(A[i*K + k]) * double(B[k*N + j]).
-// It runs on the GPU (one thread per element), so a 4096^3 reference takes
-// about a second instead of minutes of one CPU core, and it stays independent
-// of the kernels it judges: another precision (a float x float product has at
-// most 48 significant bits, so it is exact in double and each add rounds
-// once), other code (no tiling, no shared memory, no split of k), and rows 0,
-// M/2 and M-1 are recomputed by a CPU loop in the same order and must match
-// bit for bit (fma or multiply-then-add: with an exact product both round the
-// same sum). A layout, indexing or launch error on the GPU side would have to
-// be repeated by the CPU loop to pass.
+// Reference GEMM: C[i*N+j] = the sum over ascending k, from 0.0 in one double, of
+// double(A[i*K+k]) * double(B[k*N+j]), on the GPU, one thread per element. It is
+// independent of the kernels it judges: another precision (a float x float product
+// is exact in double, so each add rounds once), no tiling, no shared memory, no split
+// of k; and rows 0, M/2 and M-1, recomputed by a CPU loop, must match bit for bit.
 __global__ void referenceGemmKernel(const float* A, const float* B, double* C, int M, int N,
                                     int K) {
   const long long count = static_cast<long long>(M) * N, step = 1LL * gridDim.x * blockDim.x;

@@ -35,7 +35,7 @@
 // Every CUDA call goes through CUDA_CHECK, every launch is followed by
 // CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
 // Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
-// 2 bad command line, 77 no usable CUDA device or driver (CTest: skipped).
+// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
 #define CUDA_CHECK(call)                                                      \
   do {                                                                        \
     cudaError_t err_ = (call);                                                \
@@ -484,14 +484,20 @@ int main() {
 // Machinery: skip it on a first read.
 // =============================================================================
 // common: cuda_check
-// Device 0's properties, or exit 77 with one line (no driver or no device).
+// Device 0's properties. No NVIDIA driver loaded, or no GPU listed: exit 77 (skipped);
+// a loaded driver that CUDA cannot use (too old, broken): exit 1, the GPU needs fixing.
 cudaDeviceProp requireCudaDevice() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
-    std::fprintf(stderr, "no usable CUDA device: %s (exit 77 = skipped)\n",
-                 err != cudaSuccess ? cudaGetErrorString(err) : "the driver reports no device");
-    std::exit(kExitNoDevice);
+    std::FILE* driver = std::fopen("/proc/driver/nvidia/version", "r");  // Linux's driver
+    if (driver) std::fclose(driver);
+    const bool broken = driver && err != cudaSuccess && err != cudaErrorNoDevice;
+    std::fprintf(stderr, broken ? "CUDA cannot use this machine's NVIDIA driver: %s\n"
+                                : "no usable CUDA device: %s (exit 77 = skipped)\n",
+                 !driver ? "no NVIDIA driver is loaded"
+                         : err != cudaSuccess ? cudaGetErrorString(err) : "the driver lists none");
+    std::exit(broken ? EXIT_FAILURE : kExitNoDevice);
   }
   CUDA_CHECK(cudaSetDevice(0));
   cudaDeviceProp prop{};
