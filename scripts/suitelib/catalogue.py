@@ -263,9 +263,9 @@ def cmd_mutate(args):
     """(GPU) Build and run every mutant; record killed/survived in expected/<gpu>/verify.json."""
     from .running import require_gpu
     from .verify import load_record, write_record
+    cats, names = selected(args.root, args.names, "mutate")  # names first, then the GPU
     facts = require_gpu("mutate")
     root, gpu = args.root, args.gpu or facts.slug
-    cats, names = selected(root, args.names, "mutate")
     jobs = [(root, lesson(root, n), m) for n in names for m in cats[n].mutants]
     results = {}
     for (_, prog, _), entry in zip(jobs, run_parallel(run_mutant, jobs)):
@@ -286,9 +286,9 @@ def cmd_attempts(args):
     """(GPU) Build and judge every student attempt; record them under student_attempts."""
     from .running import require_gpu
     from .verify import load_record, write_record
+    cats, names = selected(args.root, args.names, "attempts")  # names first, then the GPU
     facts = require_gpu("attempts")
     root, gpu = args.root, args.gpu or facts.slug
-    cats, names = selected(root, args.names, "attempts")
     jobs = [(root, a, gpu, cats[n].student_worded) for n in names for a in cats[n].attempts]
     entries = run_parallel(run_attempt, jobs)
     record = load_record(root, gpu)

@@ -70,11 +70,43 @@ def read_output(path, what):
         raise UsageError(str(exc))
 
 
+def clean_pasted(text):
+    """Output as pasted by hand: no byte-order mark, no CR, no blank lines trailing the last line."""
+    text = text.lstrip("\ufeff").replace("\r\n", "\n")
+    return text.rstrip("\n") + "\n" if text.strip("\n") else ""
+
+
+CE_STDOUT, CE_STDERR = "Program stdout", "Program stderr"
+
+
+def split_compiler_explorer(text):
+    """(stdout, stderr, exit code) from Compiler Explorer's executor pane, None when it is not one.
+    The pane prints 'Program returned: N', then 'Program stdout' and 'Program stderr' sections."""
+    lines = text.splitlines()
+    returned = [ln for ln in lines if ln.startswith("Program returned: ")]
+    if not returned or (CE_STDOUT not in lines and CE_STDERR not in lines):
+        return None
+    try:
+        code = int(returned[-1].split(": ", 1)[1])
+    except ValueError:
+        return None
+    parts, current = {CE_STDOUT: [], CE_STDERR: []}, None
+    for ln in lines:
+        if ln in parts:
+            current = ln
+        elif current and not ln.startswith("Program returned: "):
+            parts[current].append(ln)
+    join = lambda xs: "\n".join(xs) + "\n" if xs else ""  # noqa: E731
+    return join(parts[CE_STDOUT]), join(parts[CE_STDERR]), code
+
+
 def cmd_compare(args):
     """Compare output obtained elsewhere (Compiler Explorer, your machine) with the recording; no GPU needed."""
     root = args.root
     if args.args is None and ("/" in args.name or "@" in args.name):
         run = find_run(root, args.name)
+    elif "@" in args.name:
+        raise UsageError(f"{args.name} is a run id: give either a run id or NAME --args '...', not both")
     else:
         run = find_lesson_run(root, args.name, shlex.split(args.args) if args.args is not None else None)
     gpu = running.transcript_gpu(root, args.gpu, None)
@@ -82,18 +114,36 @@ def cmd_compare(args):
     if not path.exists():
         raise UsageError(f"{run.id}: no recording at expected/{gpu}/{run.id}.txt")
     expected = parse_transcript(path)
-    result = {"stdout": read_output(args.stdout, "output file"),
-              "stderr": read_output(args.stderr, "output file") if args.stderr else expected["stderr"],
-              "exit_code": args.exit_code if args.exit_code is not None else expected["exit_code"]}
+    if args.exit_code is not None and not 0 <= args.exit_code <= 255:
+        raise UsageError(f"--exit-code expects 0..255 (a process's exit status), got {args.exit_code}")
+    result, given = pasted_result(args, expected)
     cmp = compare(expected, result, run.id)
-    if args.stderr is None:
-        cmp.notes.append("stderr not compared (give --stderr FILE)")
-    if args.exit_code is None:
-        cmp.notes.append("exit code not compared (give --exit-code N)")
+    cmp.notes += given
     stale = staleness(run, expected)
     if stale:
         cmp.notes.append(f"the recording is {stale}")
     return report(cmp, f"the output of {run.command()}", path.relative_to(root))
+
+
+def pasted_result(args, expected):
+    """(result, notes): the output the user saved; what it does not give is taken as recorded, and said."""
+    stdout = clean_pasted(read_output(args.stdout, "output file"))
+    if stdout.startswith("# suite transcript"):
+        raise UsageError(f"{args.stdout} is a recorded transcript, not a program's output")
+    stderr = clean_pasted(read_output(args.stderr, "output file")) if args.stderr else None
+    code, notes = args.exit_code, []
+    pane = split_compiler_explorer(stdout)
+    if pane is not None:  # Compiler Explorer's output pane holds stdout, stderr and the exit code
+        stdout = pane[0]
+        stderr = pane[1] if stderr is None else stderr
+        code = pane[2] if code is None else code
+        notes.append("read as Compiler Explorer's output pane (Program returned / Program stdout / Program stderr)")
+    if stderr is None:
+        notes.append("stderr not compared (give --stderr FILE)")
+    if code is None:
+        notes.append("exit code not compared (give --exit-code N)")
+    return {"stdout": stdout, "stderr": expected["stderr"] if stderr is None else stderr,
+            "exit_code": expected["exit_code"] if code is None else code}, notes
 
 
 def cmd_bless(args):
@@ -101,8 +151,8 @@ def cmd_bless(args):
     root = args.root
     if not args.all and not args.ids:
         raise UsageError("bless: name runs to record, or --all")
+    runs = all_runs(root) if args.all else [find_run(root, i) for i in args.ids]  # names first, then the GPU
     facts = running.require_gpu("bless")
-    runs = all_runs(root) if args.all else [find_run(root, i) for i in args.ids]
     gpu = args.gpu or facts.slug
     for run in runs:
         result = running.run_binary(running.binary_for(root, run.program, args.bin_dir), run.args)
@@ -310,11 +360,22 @@ def main(argv=None, default_root=None):
     except SystemExit as exc:  # argparse already printed the usage
         return EXIT_USAGE if exc.code else EXIT_OK
     args.root = args.root.resolve()
+    if not (args.root / "lessons").is_dir():
+        print(f"error: no lesson suite under {args.root} (it has no lessons/ folder); give --root DIR",
+              file=sys.stderr)
+        return EXIT_USAGE
     try:
         return args.func(args)
     except SuiteError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.code
+    except ValueError as exc:  # shlex on an unterminated quote in --args or a table row
+        print(f"error: cannot split the arguments: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # a file the user named or owns cannot be read or written
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"error: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_FAIL
     except BrokenPipeError:  # `suite.py list-runs | head`
         sys.stdout = open("/dev/null", "w")
         return EXIT_OK

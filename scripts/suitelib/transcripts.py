@@ -247,7 +247,8 @@ def compare(expected, result, label, device=None, drop=()):
         if want != got:
             cmp.problems.append(_stream_problem(stream, want, got, label))
     if not device and cmp.device_lines:
-        cmp.notes.append(f"{cmp.device_lines} device-fact lines not compared: recorded on "
+        plural = "s" if cmp.device_lines != 1 else ""
+        cmp.notes.append(f"{cmp.device_lines} device-fact line{plural} not compared: recorded on "
                          f"{recorded or 'an unnamed GPU'}, this is {this or 'an output that names no GPU'}")
     return cmp
 

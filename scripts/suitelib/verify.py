@@ -338,7 +338,11 @@ def select_programs(root, only):
 def cmd_verify(args):
     """(GPU) Prove every program and write expected/<gpu>/verify.json and verify.md."""
     from .anchors import measure_anchors
-    root, facts = args.root, require_gpu("verify")
+    root = args.root
+    if not args.deadline > 0:  # also refuses nan
+        raise UsageError(f"verify: --deadline expects a positive number of seconds, got {args.deadline}")
+    select_programs(root, args.only)  # a bad --only is a usage error, GPU or not
+    facts = require_gpu("verify")
     gpu, t0 = args.gpu or facts.slug, time.monotonic()
     if args.ctest_only:
         return record_ctest_only(root, gpu)

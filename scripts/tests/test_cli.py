@@ -47,6 +47,34 @@ class TestCommandLine(Scratch):
             self.assertIn(name, names)
 
 
+class TestUserErrors(Scratch):
+    """What a user can get wrong is one line and exit 2 (usage) or 1, never a traceback."""
+
+    def test_root_without_lessons_is_usage_and_writes_nothing(self):
+        empty = self.root / "empty"
+        empty.mkdir()
+        status, _, err = self.main("--root", str(empty), "sync")
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertEqual(list(empty.iterdir()), [])
+
+    def test_unterminated_quote_in_args_is_usage(self):
+        (self.root / "out.txt").write_text("x\n")
+        status, _, err = self.main("compare", "demo", "--stdout", str(self.root / "out.txt"), "--args", '"open')
+        self.assertOneLineError(status, err, EXIT_USAGE)
+
+    def test_exercises_that_is_a_file_is_one_line(self):
+        (self.root / "exercises").write_text("not a folder")
+        status, _, err = self.main("exercise", "start", "demo")
+        self.assertOneLineError(status, err, EXIT_FAIL)
+
+    def test_gpu_commands_check_their_arguments_before_the_gpu(self):
+        for argv in (("bless", "nosuch"), ("mutate", "nosuch"), ("attempts", "nosuch"),
+                     ("verify", "--only", "nosuch"), ("verify", "--deadline", "-5")):
+            with no_gpu():
+                status, _, err = self.main(*argv)
+            self.assertOneLineError(status, err, EXIT_USAGE)
+
+
 class TestCompare(Scratch):
     def setUp(self):
         super().setUp()
@@ -66,6 +94,29 @@ class TestCompare(Scratch):
         self.assertEqual(status, EXIT_OK, err)
         self.assertIn("note: 3 device-fact lines not compared: recorded on NVIDIA H200, this is Tesla T4", err)
         self.assertIn("1 measurements masked", err)
+
+    def test_compiler_explorer_pane_is_read_whole(self):
+        pane = ("ASM generation compiler returned: 0\nExecution build compiler returned: 0\n"
+                "Program returned: 0\nProgram stdout\n" + T4_OUT + "Program stderr\n")
+        status, _, err = self.compare(pane)
+        self.assertEqual(status, EXIT_OK, err)
+        self.assertIn("Compiler Explorer's output pane", err)
+        self.assertNotIn("exit code not compared", err)
+        status, _, err = self.compare(pane.replace("Program returned: 0", "Program returned: 1"))
+        self.assertEqual(status, EXIT_FAIL, err)
+
+    def test_bom_crlf_and_trailing_blank_lines_are_tolerated(self):
+        status, _, err = self.compare("\ufeff" + T4_OUT.replace("\n", "\r\n") + "\r\n\r\n", "--exit-code", "0")
+        self.assertEqual(status, EXIT_OK, err)
+
+    def test_exit_code_out_of_range_is_usage(self):
+        status, _, err = self.compare(T4_OUT, "--exit-code", "999")
+        self.assertOneLineError(status, err, EXIT_USAGE)
+
+    def test_a_transcript_is_not_an_output(self):
+        path = self.run_of("demo").transcript_path("h200")
+        status, _, err = self.main("compare", "demo", "--stdout", str(path))
+        self.assertOneLineError(status, err, EXIT_USAGE)
 
     def test_changed_result_names_the_line(self):
         status, _, err = self.compare(T4_OUT.replace("answer 42", "answer 24"))
