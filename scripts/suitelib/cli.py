@@ -31,14 +31,6 @@ def folder_for(root, gpu):
     return running.transcript_gpu(root, gpu, facts)
 
 
-def skip_or_fail(what, result):
-    if running.gpu_present():
-        raise SuiteError(f"{what} exited 77 (no usable CUDA device) on a machine with a GPU: the driver or "
-                         f"device fails: {(result['stderr'].strip().splitlines() or [''])[0]}")
-    print(f"skipped: {what} needs a CUDA GPU (exit 77)", file=sys.stderr)
-    return EXIT_SKIP
-
-
 def report(cmp, label, path):
     for note in cmp.notes:
         print("note: " + note, file=sys.stderr)
@@ -59,7 +51,7 @@ def cmd_run(args):
     sys.stdout.write(result["stdout"])
     sys.stderr.write(result["stderr"])
     if result["exit_code"] == EXIT_SKIP:
-        return skip_or_fail(run.id, result)
+        return running.skip_or_fail(run.id, result)
     return report(cmp, run.id, f"expected/{gpu}/{run.id}.txt")
 
 

@@ -6,10 +6,10 @@ student-worded lines dropped on both sides, prints the lesson transcript's resul
 import shutil
 from pathlib import Path
 
-from . import EXIT_FAIL, EXIT_OK, SuiteError, UsageError, Skipped, EXIT_SKIP
+from . import EXIT_FAIL, EXIT_OK, EXIT_SKIP, SuiteError, UsageError
 from . import catalogue
 from .model import lesson
-from .running import cmake_build, default_bin_dir, detect_gpu, gpu_present, run_binary, transcript_gpu
+from .running import cmake_build, default_bin_dir, detect_gpu, run_binary, skip_or_fail, transcript_gpu
 from .transcripts import compare, parse_transcript
 
 
@@ -80,10 +80,7 @@ def check(root, name, bin_dir, gpu):
     binary = exercise_binary(root, name, bin_dir)
     result = run_binary(binary, lesson(root, name).runs()[0].args)
     if result["exit_code"] == EXIT_SKIP:
-        if gpu_present():
-            raise SuiteError(f"your exercise exited 77 (no usable device) on a machine with a GPU: "
-                             f"{result['stderr'].strip()[:200]}")
-        raise Skipped(f"exercise check needs a CUDA GPU: {result['stderr'].strip()[:200]}")
+        return skip_or_fail("your exercise", result)
     cats = catalogue.load(root)
     worded = cats[name].student_worded if name in cats else []
     cmp = verdict(expected, result, worded)

@@ -6,6 +6,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import sys
 import time
 from collections import namedtuple
 from pathlib import Path
@@ -158,6 +159,16 @@ def transcript_gpu(root, gpu, facts):
     if facts and (base / facts.slug).is_dir():
         return facts.slug
     return DEFAULT_GPU
+
+
+def skip_or_fail(what, result):
+    """A program's exit 77: a skip where this machine has no GPU, a finding (exit 1) where it has one."""
+    first = (result["stderr"].strip().splitlines() or [""])[0]
+    if gpu_present():
+        raise SuiteError(f"{what} exited 77 (no usable CUDA device) on a machine with a GPU: the driver or "
+                         f"device fails: {first}")
+    print(f"skipped: {what} needs a CUDA GPU (exit 77): {first}", file=sys.stderr)
+    return EXIT_SKIP
 
 
 def gpu_present():

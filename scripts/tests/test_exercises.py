@@ -4,7 +4,7 @@ the LESSON's transcript (device facts masked, student-worded lines dropped, the 
 import unittest
 
 from helpers import REPO, Scratch, no_gpu, patched
-from suitelib import EXIT_FAIL, EXIT_OK, EXIT_USAGE, running
+from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, running
 from suitelib.exercises import verdict
 from suitelib.transcripts import parse_transcript
 
@@ -48,6 +48,18 @@ class TestExerciseCheck(Scratch):
         bin_dir = self.fake("demo_exercise", script)
         with no_gpu(), patched(running, "gpu_present", lambda: False):
             return self.main("exercise", "check", "demo", "--bin-dir", str(bin_dir), *extra)
+
+    def test_exit_77_without_a_gpu_is_a_skip(self):
+        status, _, err = self.check('echo "no usable CUDA device: none" >&2; exit 77')
+        self.assertEqual(status, EXIT_SKIP, err)
+        self.assertIn("needs a CUDA GPU", err)
+
+    def test_exit_77_on_a_gpu_machine_is_a_finding(self):
+        bin_dir = self.fake("demo_exercise", 'echo "no usable CUDA device: none" >&2; exit 77')
+        with no_gpu(), patched(running, "gpu_present", lambda: True):
+            status, _, err = self.main("exercise", "check", "demo", "--bin-dir", str(bin_dir))
+        self.assertEqual(status, EXIT_FAIL, err)
+        self.assertIn("on a machine with a GPU", err)
 
     def test_same_behaviour_on_another_gpu_passes(self):
         status, out, err = self.check("printf 'GPU: Tesla T4 (compute capability 7.5)\\n[device] 40 SMs\\n"
