@@ -76,6 +76,39 @@ def parse_header(text):
     return found
 
 
+def strip_comments(text):
+    """C++ source without its // and /* */ comments; string and character literals are kept whole,
+    so a // inside "..." stays. A ' after a letter or digit is a digit separator (1'000), not a quote."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif c == "/" and text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            out.append(" ")  # a block comment separates tokens
+            i = n if j < 0 else j + 2
+        elif c == '"' or (c == "'" and not (i and (text[i - 1].isalnum() or text[i - 1] == "_"))):
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i:j + 1])
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def behaviour_text(text):
+    """What a recording depends on: the Build:/Run:/Sanitize: header lines, then the source with its
+    comments, blank lines and leading/trailing blanks removed. A comment edit leaves it unchanged."""
+    header = [f"// {kind}: {line}" for kind, lines in parse_header(text).items() for _, line in lines]
+    body = [line.strip() for line in strip_comments(text).splitlines()]
+    return "\n".join(header + [line for line in body if line]) + "\n"
+
+
 class Program:
     """A lesson or a starter source file."""
 
@@ -91,7 +124,12 @@ class Program:
         return read_text(self.path, "source file")
 
     def sha256(self):
+        """The whole file's sha256 (changes with every comment)."""
         return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+    def source_key(self):
+        """The freshness key of recordings: the sha256 of what can change behaviour (see behaviour_text)."""
+        return hashlib.sha256(behaviour_text(self.text).encode("utf-8")).hexdigest()
 
     def header(self):
         return parse_header(self.text)

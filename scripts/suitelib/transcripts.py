@@ -131,7 +131,7 @@ def format_transcript(run, gpu_name, toolkit, result):
         "# suite transcript: written by 'scripts/suite.py bless'; never edit by hand",
         f"# command: {run.command()}",
         f"# source: {run.program.rel}",
-        f"# source_sha256: {run.program.sha256()}",
+        f"# source_key: {run.program.source_key()}",
         f"# gpu: {gpu_name}",
         f"# toolkit: {toolkit}",
         f"# exit_code: {int(result['exit_code'])}",
@@ -160,7 +160,7 @@ def parse_transcript(path):
             raise SuiteError(f"{path}: malformed transcript: {stream} is shorter than {count} lines")
         info[stream] = "\n".join(chunk) + ("\n" if chunk else "")
         i += 1 + count
-    for key in ("source", "source_sha256", "exit_code", "command"):
+    for key in ("source", "source_key", "exit_code", "command"):
         if key not in info:
             raise SuiteError(f"{path}:1: malformed transcript: header lacks '{key}'")
     try:
@@ -172,9 +172,10 @@ def parse_transcript(path):
 
 def staleness(run, info):
     """A sentence when a transcript was recorded from another source or command, else None."""
-    if info["source_sha256"] != run.program.sha256():
-        return (f"stale: recorded from another version of {run.program.rel} (sha256 "
-                f"{info['source_sha256'][:12]}..., now {run.program.sha256()[:12]}...); re-record it with bless on the GPU")
+    if info["source_key"] != run.program.source_key():
+        return (f"stale: recorded from another version of {run.program.rel} (its code, not only its comments, "
+                f"changed: key {info['source_key'][:12]}..., now {run.program.source_key()[:12]}...); "
+                f"re-record it with bless on the GPU")
     if info["source"] != run.program.rel or info["command"] != run.command():
         return (f"transcript is of '{info['command']}' from {info['source']}, "
                 f"expected '{run.command()}' from {run.program.rel}")

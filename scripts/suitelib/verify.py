@@ -99,7 +99,7 @@ def _program_problems(root, record, rel, cats):
         if entry is None:
             errors.append(f"{where}: missing from the GPU verification record (run verify)")
             continue
-        if entry.get("source_sha256") != prog.sha256():
+        if entry.get("source_key") != prog.source_key():
             errors.append(f"{where}: stale: verified from another version of the source (run verify)")
         errors += entry_problems(entry, where, lesson=not prog.is_starter)
         if not prog.is_starter:
@@ -225,7 +225,7 @@ def run_jobs(jobs, deadline, progress):
 
 def program_entry(prog, results, cats):
     """One program's record entry from the finished jobs (an unfinished job counts as a failure)."""
-    e = {"program": prog.rel, "source_sha256": prog.sha256(), "sanitizer": {}}
+    e = {"program": prog.rel, "source_key": prog.source_key(), "sanitizer": {}}
     for tool in SANITIZERS:
         e["sanitizer"][tool] = results.get(("sanitizer", prog.rel, tool), (None, ""))[0]
     runs = [results.get(("run", prog.rel, run.id)) for run in prog.runs()]
@@ -309,7 +309,7 @@ def resume_selection(root, gpu):
     good = {e.get("program") for e in record.get("programs", [])
             if not entry_problems(e, "", e.get("program", "").startswith("lessons/"))}
     redo = [p.rel for p in programs(root) if p.rel not in good or
-            next(e for e in record["programs"] if e["program"] == p.rel)["source_sha256"] != p.sha256()]
+            next(e for e in record["programs"] if e["program"] == p.rel)["source_key"] != p.source_key()]
     if not redo:
         raise SuiteError("verify --resume: every program's record is current; nothing to do")
     return redo

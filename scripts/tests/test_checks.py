@@ -125,6 +125,29 @@ class TestTranscripts(Scratch):
         self.edit("lessons/demo.cu", "return 42;", "return 43;")
         self.assertCheckFails("transcripts", "expected/h200/demo.txt:4:", "stale", "expected/h200/demo@twice.txt:4:")
 
+    def test_comment_edit_in_common_then_sync_needs_no_recording(self):
+        # One comment line in a common block reaches every copy through sync, and no recording goes stale.
+        canon = self.root / "common/cuda_check.cuh"
+        canon.write_text("// A comment that changes nothing the program does.\n" + canon.read_text())
+        self.assertCheckFails("common", "lessons/demo.cu:")
+        self.main("sync", writes=True)
+        self.assertIn("A comment that changes nothing", (self.root / "lessons/demo.cu").read_text())
+        for check in ("common", "starters", "transcripts"):
+            self.assertCheckPasses(check)
+
+    def test_comment_and_blank_lines_in_a_lesson_keep_it_fresh(self):
+        self.edit("lessons/demo.cu", "return 42;", "return 42; /* the answer */")
+        self.edit("lessons/demo.cu", "int answer()", "// Why 42: a comment line, then a blank one.\n\nint answer()")
+        self.assertCheckPasses("transcripts")
+
+    def test_slashes_inside_a_string_are_code(self):
+        self.edit("lessons/demo.cu", '"answer %d\\n"', '"answer // %d\\n"')
+        self.assertCheckFails("transcripts", "expected/h200/demo.txt:4:", "stale")
+
+    def test_build_line_is_part_of_the_key(self):
+        self.edit("lessons/demo.cu", "-O0", "-O3")
+        self.assertCheckFails("transcripts", "expected/h200/demo.txt:4:", "stale")
+
     def test_missing_transcript(self):
         (self.root / "expected/h200/starter/demo.txt").unlink()
         self.assertCheckFails("transcripts", "starter/demo.cu:1:", "has no transcript")

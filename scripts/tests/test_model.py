@@ -4,7 +4,7 @@ import unittest
 
 from helpers import Scratch
 from suitelib import EXIT_USAGE, UsageError
-from suitelib.model import find_lesson_run, first_difference, resolve_source
+from suitelib.model import behaviour_text, find_lesson_run, first_difference, resolve_source, strip_comments
 
 
 class TestMarkers(Scratch):
@@ -87,3 +87,20 @@ class TestLookup(Scratch):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestBehaviourKey(unittest.TestCase):
+    def test_comments_go_literals_stay(self):
+        src = 'int a = 1; // one\n/* two\n lines */ const char* s = "a // b /* c */";\nchar q = \'/\'; int m = 1\'000;\n'
+        out = strip_comments(src)
+        self.assertNotIn("one", out)
+        self.assertNotIn("two", out)
+        self.assertIn('"a // b /* c */"', out)
+        self.assertIn("'/'", out)
+        self.assertIn("1'000", out)
+
+    def test_header_lines_stay_other_comments_and_blanks_go(self):
+        src = "// SPDX\n// Build: nvcc -o x x.cu\n// Run: ./x -n 3\n// prose\n\nint main() {  }\n"
+        self.assertEqual(behaviour_text(src), "// Build: nvcc -o x x.cu\n// Run: ./x -n 3\nint main() {  }\n")
+        self.assertNotEqual(behaviour_text(src), behaviour_text(src.replace("-n 3", "-n 4")))
+        self.assertEqual(behaviour_text(src), behaviour_text(src.replace("// prose", "// other prose\n\n")))

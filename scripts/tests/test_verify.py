@@ -21,7 +21,7 @@ class TestVerifyRecord(Scratch):
     def write_record(self, mutate=None):
         entries = []
         for prog in programs(self.root):
-            e = {"program": prog.rel, "source_sha256": prog.sha256(), "exit_code": 0,
+            e = {"program": prog.rel, "source_key": prog.source_key(), "exit_code": 0,
                  "transcript_match": True, "sanitizer": {t: 0 for t in verify.SANITIZERS},
                  "repeat_runs": 10, "repeat_identical": True}
             if not prog.is_starter:
