@@ -77,7 +77,8 @@ def parse_header(text):
 
 
 def strip_comments(text):
-    """C++ source without its // and /* */ comments; string and character literals are kept whole,
+    """C++ source without its // and /* */ comments, each run of blanks one space; string and
+    character literals are kept whole,
     so a // inside "..." stays. A ' after a letter or digit is a digit separator (1'000), not a quote."""
     out, i, n = [], 0, len(text)
     while i < n:
@@ -85,10 +86,12 @@ def strip_comments(text):
         if c == "/" and text.startswith("//", i):
             j = text.find("\n", i)
             i = n if j < 0 else j
-        elif c == "/" and text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            out.append(" ")  # a block comment separates tokens
-            i = n if j < 0 else j + 2
+        elif c in " \t" or (c == "/" and text.startswith("/*", i)):
+            # A run of blanks, or a block comment, is one separator: spacing is not behaviour.
+            j = i + 1 if c != "/" else text.find("*/", i + 2)
+            if out and out[-1] not in " \n":
+                out.append(" ")
+            i = n if j < 0 else (j if c != "/" else j + 2)
         elif c == '"' or (c == "'" and not (i and (text[i - 1].isalnum() or text[i - 1] == "_"))):
             j = i + 1
             while j < n and text[j] != c and text[j] != "\n":

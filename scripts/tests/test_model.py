@@ -100,7 +100,7 @@ class TestBehaviourKey(unittest.TestCase):
         self.assertIn("1'000", out)
 
     def test_header_lines_stay_other_comments_and_blanks_go(self):
-        src = "// SPDX\n// Build: nvcc -o x x.cu\n// Run: ./x -n 3\n// prose\n\nint main() {  }\n"
-        self.assertEqual(behaviour_text(src), "// Build: nvcc -o x x.cu\n// Run: ./x -n 3\nint main() {  }\n")
+        src = "// SPDX\n// Build: nvcc -o x x.cu\n// Run: ./x -n 3\n// prose\n\nint main() { }\n"
+        self.assertEqual(behaviour_text(src), "// Build: nvcc -o x x.cu\n// Run: ./x -n 3\nint main() { }\n")
         self.assertNotEqual(behaviour_text(src), behaviour_text(src.replace("-n 3", "-n 4")))
         self.assertEqual(behaviour_text(src), behaviour_text(src.replace("// prose", "// other prose\n\n")))
