@@ -7,18 +7,15 @@ import io
 import statistics
 from pathlib import Path
 
+from .model import course
 from .running import run_binary
 
 ROUNDS = 3
-# (lesson, arguments, how to pick its rows): the ladder at 4096 and its default size; the best rows
-# of report_data (per kernel) and sweep (its best point).
-LESSON_RUNS = [
-    ("gemm_ladder", ["--csv", "-n", "4096"], "all"),
-    ("gemm_ladder", ["--csv"], "all"),
-    ("report_data", [], "best-per-kernel"),
-    ("sweep", ["-csv"], "best"),
-]
-TOP_STEP_N, TOP_STEP_RATIO = 4096, 0.75
+
+
+def lesson_runs(root):
+    """(lesson, arguments, how to pick its rows) of every anchor run in scripts/course.json."""
+    return [(c.name, a["args"], a.get("pick", "all")) for c in course(root) for a in c.anchor_runs]
 
 
 def csv_rows(text):
@@ -51,11 +48,11 @@ def cublas_gflops(text):
     return float(rows[0]["gflops"]) if rows and "gflops" in rows[0] else None
 
 
-def interleave(bin_dir, anchor, progress, runner=run_binary):
+def interleave(root, bin_dir, anchor, progress, runner=run_binary):
     """{(lesson, kernel, n): [gflops...]} and {n: [cublas gflops...]} over ROUNDS interleaved rounds."""
     lesson_g, cublas_g = {}, {}
     for _ in range(ROUNDS):
-        for lesson, args, pick in LESSON_RUNS:
+        for lesson, args, pick in lesson_runs(root):
             binary = Path(bin_dir) / lesson
             if not binary.is_file():
                 continue
@@ -97,7 +94,7 @@ def measure_anchors(root, bin_dir, gpu, progress, runner=run_binary):
     if not anchor.is_file():
         progress("anchors: no cublas_sgemm binary (CUDA::cublas not found or anchors/ absent); none recorded")
         return []
-    entries = anchor_entries(*interleave(bin_dir, anchor, progress, runner))
+    entries = anchor_entries(*interleave(root, bin_dir, anchor, progress, runner))
     write_csv(Path(root) / "expected" / gpu / "data" / "anchors.csv", entries)
     return entries
 
@@ -110,14 +107,22 @@ def anchor_table(entries):
 
 
 def anchor_problems(root, record, rel):
-    """Where the anchor and the ladder exist: the ladder's top step at 4096 is recorded and >= 75 %."""
-    if not ((Path(root) / "anchors" / "cublas_sgemm.cu").exists() and (Path(root) / "lessons" / "gemm_ladder.cu").exists()):
+    """For each lesson with an anchor_goal (scripts/course.json), where the anchor exists: its top step
+    at the goal's size is recorded and reaches the goal's least ratio to cuBLAS."""
+    if not (Path(root) / "anchors" / "cublas_sgemm.cu").exists():
         return []
-    top = [e for e in record.get("anchors", []) if e.get("lesson") == "gemm_ladder" and e.get("n") == TOP_STEP_N]
-    if not top:
-        return [f"{rel}: no anchors entry for gemm_ladder at n = {TOP_STEP_N} (run verify on the GPU)"]
-    last = top[-1]
-    if not isinstance(last.get("ratio"), (int, float)) or last["ratio"] < TOP_STEP_RATIO:
-        return [f"{rel}: gemm_ladder's top step {last.get('kernel')} at n = {TOP_STEP_N} reaches {last.get('ratio')} "
-                f"of cuBLAS (need {TOP_STEP_RATIO})"]
-    return []
+    errors = []
+    for c in course(root):
+        goal = c.anchor_goal
+        if not goal or not (Path(root) / "lessons" / (c.name + ".cu")).exists():
+            continue
+        n, need = goal["n"], goal["min_ratio"]
+        top = [e for e in record.get("anchors", []) if e.get("lesson") == c.name and e.get("n") == n]
+        if not top:
+            errors.append(f"{rel}: no anchors entry for {c.name} at n = {n} (run verify on the GPU)")
+            continue
+        last = top[-1]
+        if not isinstance(last.get("ratio"), (int, float)) or last["ratio"] < need:
+            errors.append(f"{rel}: {c.name}'s top step {last.get('kernel')} at n = {n} reaches "
+                          f"{last.get('ratio')} of cuBLAS (need {need})")
+    return errors

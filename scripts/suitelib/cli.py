@@ -7,14 +7,8 @@ from pathlib import Path
 
 from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, SuiteError, UsageError, read_text
 from . import catalogue, checks, docs, exercises, generate, running, verify
-from .model import Program, all_runs, find_lesson_run, find_run, programs, resolve_source
+from .model import Program, data_recordings, all_runs, find_lesson_run, find_run, programs, resolve_source
 from .transcripts import format_transcript, parse_transcript, compare, run_against_transcript, staleness
-
-DATA_RECORDINGS = [  # raw CSV of real runs kept for the charts: (lesson, args, file, chart, image)
-    ("report_data", [], "report_data.csv", "roofline", "roofline.png"),
-    ("sweep", ["-csv"], "sweep.csv", "sweep", "sweep.png"),
-]
-
 
 def cmd_build(args):
     """Configure and build every lesson, starter and exercise (preset 'dev')."""
@@ -163,15 +157,16 @@ def bless_data(root, gpu, bin_dir):
     """Record the CSV data files and render their charts in-process (part of 'bless --all')."""
     from . import plots
     out_dir = root / "expected" / gpu / "data"
-    for name, argv, csv_name, kind, image in DATA_RECORDINGS:
-        if not (root / "lessons" / (name + ".cu")).exists():
-            continue
+    for name, argv, csv_name, kind, image in data_recordings(root):
         prog = Program(root, root / "lessons" / (name + ".cu"))
         result = running.run_binary(running.binary_for(root, prog, bin_dir), argv)
         if result["exit_code"] != EXIT_OK:
             raise SuiteError(f"bless: {name} {' '.join(argv)} exited {result['exit_code']}; no data recorded")
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / csv_name).write_text(result["stdout"], encoding="utf-8")
+        if kind is None:
+            print(f"recorded {(out_dir / csv_name).relative_to(root)}")
+            continue
         try:
             status = plots.plot(kind, out_dir / csv_name, out_dir / image)
         except SuiteError as exc:

@@ -7,19 +7,9 @@ import textwrap
 from pathlib import Path
 
 from . import DEFAULT_GPU, SuiteError, UsageError, read_text
-from .model import CLOSE_RE, OPEN_RE, clip_pair, find_run, first_difference, parse_regions, resolve_source
+from .model import CLOSE_RE, course, OPEN_RE, clip_pair, find_run, first_difference, parse_regions, resolve_source
 from .transcripts import parse_transcript
 
-# The lessons in course order: (name, day, what it teaches).
-COURSE = [
-    ("testing", "66", "four green tests certify a wrong kernel"),
-    ("matmul_fp16", "71", "storage precision vs accumulator precision"),
-    ("quant_matmul", "98", "INT8 scaling ladder, FP8/MX census, 2:4 pruning"),
-    ("project_template", "final", "a GEMM scaffold with a strict command line and a measured roofline"),
-    ("sweep", "final", "a block x tile x coarsening design space, ranked with ties"),
-    ("report_data", "final", "naive vs tiled over a size ladder, CSV for a roofline plot"),
-    ("gemm_ladder", "final", "from 16x16 tiles to cuBLAS-class FP32"),
-]
 LINKS_PAGE = "docs/compiler-explorer.md"
 DOC_OPEN_RE = re.compile(r"^<!-- (snippet|output|commands|lesson-table|ce-link): ?(.*?) -->\s*$")
 DOC_CLOSE_RE = re.compile(r"^<!-- end (snippet|output|commands|lesson-table|ce-link) -->\s*$")
@@ -63,18 +53,12 @@ def transcript_excerpt(root, run_id, start, count):
     raise SuiteError(f"{path.relative_to(root)} has no line containing {start!r}")
 
 
-def course(root):
-    known = {name for name, _, _ in COURSE}
-    extra = [(p.stem, "-", "(not in the course list)") for p in sorted((Path(root) / "lessons").glob("*.cu"))
-             if p.stem not in known]
-    return COURSE + extra
-
-
 def lesson_table(root):
     """The README's lesson table: plain text, the links live in docs/compiler-explorer.md."""
     rows = ["| lesson | day | teaches | page | starter | Compiler Explorer (T4, nvcc 13.0) |",
             "|---|---|---|---|---|---|"]
-    for name, day, teaches in course(root):
+    for c in course(root):
+        name, day, teaches = c.name, c.day, c.teaches
         if not (Path(root) / "lessons" / (name + ".cu")).exists():
             rows.append(f"| `{name}` | {day} | {teaches} | - | - | not yet written |")
             continue
@@ -93,7 +77,7 @@ def links_page(root):
            "Each link opens the file in Compiler Explorer with nvcc 13.0 (`-std=c++17 -O3 -arch=sm_75`) and an",
            "executor that runs it on a T4. The state is in the link's fragment (`#z:`), which your browser",
            "decodes, so the link's length does not matter.", ""]
-    for name, _, _ in course(root):
+    for name in (c.name for c in course(root)):
         if not (Path(root) / "lessons" / (name + ".cu")).exists():
             continue
         out += [f"## {name}", ""]

@@ -1,6 +1,7 @@
 """The lesson model: source files, their header lines, their markers, their recorded runs."""
 
 import hashlib
+import json
 import re
 import shlex
 from pathlib import Path
@@ -186,6 +187,37 @@ class Run:
 
     def transcript_path(self, gpu):
         return self.program.root / "expected" / gpu / (self.id + ".txt")
+
+
+class CourseLesson:
+    """One lesson's facts from scripts/course.json: name, day, what it teaches, data recordings, anchor runs."""
+
+    def __init__(self, data):
+        self.name, self.day, self.teaches = data["name"], str(data["day"]), data["teaches"]
+        self.data = [dict(d, args=list(d.get("args", []))) for d in data.get("data", [])]
+        self.anchor_runs = [dict(a, args=list(a["args"])) for a in data.get("anchor_runs", [])]
+        self.anchor_goal = data.get("anchor_goal")
+
+
+def course(root):
+    """The lessons of scripts/course.json in course order, then any lesson file it does not list."""
+    path = Path(root) / "scripts" / "course.json"
+    entries = []
+    if path.exists():
+        try:
+            entries = [CourseLesson(d) for d in json.loads(read_text(path, "course file"))["lessons"]]
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise SuiteError(f"scripts/course.json: malformed course file: {exc!r}")
+    known = {e.name for e in entries}
+    extra = [CourseLesson({"name": p.stem, "day": "-", "teaches": "(not in scripts/course.json)"})
+             for p in sorted((Path(root) / "lessons").glob("*.cu")) if p.stem not in known]
+    return entries + extra
+
+
+def data_recordings(root):
+    """(lesson, args, file, chart kind or None, image or None) of every data recording of an existing lesson."""
+    return [(c.name, d["args"], d["file"], d.get("chart"), d.get("image")) for c in course(root)
+            for d in c.data if (Path(root) / "lessons" / (c.name + ".cu")).exists()]
 
 
 def programs(root):

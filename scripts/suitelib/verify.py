@@ -52,7 +52,7 @@ def verified_files(root, gpu):
     base = Path(root) / "expected" / gpu
     if not base.is_dir():
         return []
-    return sorted(p for p in base.rglob("*") if p.is_file() and p.suffix in (".txt", ".csv"))
+    return sorted(p for p in base.rglob("*") if p.is_file() and p.suffix in (".txt", ".csv", ".out"))
 
 
 def file_hashes(root, gpu):
@@ -382,8 +382,8 @@ def cmd_verify(args):
     record["total_wall_s"] = round(time.monotonic() - t0, 1)
     log = [n for p in progs for r in p.runs() for n in (results.get(("run", p.rel, r.id)) or {"notes": [f"{r.id}: not finished"]})["notes"]]
     verified = {run.transcript_path(gpu).relative_to(root).as_posix() for p in progs for run in p.runs()}
-    from .cli import DATA_RECORDINGS  # the data files a lesson's verify vouches for
-    verified |= {f"expected/{gpu}/data/{csv}" for name, _, csv, _, _ in DATA_RECORDINGS
+    from .model import data_recordings  # the data files a lesson's verify vouches for
+    verified |= {f"expected/{gpu}/data/{csv}" for name, _, csv, _, _ in data_recordings(root)
                  for p in progs if p.name == name and not p.is_starter}
     write_record(root, gpu, record, log, rehash=True if not args.only else verified | {f"expected/{gpu}/data/anchors.csv"})
     print(verify_table(record))

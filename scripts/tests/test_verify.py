@@ -152,6 +152,15 @@ class TestVerifyParts(Scratch):
 class TestAnchors(Scratch):
     LADDER = "kernel,n,median_ms,gflops\ntiled16,4096,10.0,{a}\nregister2d,4096,2.0,{b}\n"
 
+    def setUp(self):
+        super().setUp()
+        # The anchor runs and the goal come from the course file, as for the real suite.
+        (self.root / "scripts").mkdir(exist_ok=True)
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "gemm_ladder", "day": "final", "teaches": "t",
+             "anchor_runs": [{"args": ["--csv", "-n", "4096"], "pick": "all"}],
+             "anchor_goal": {"n": 4096, "min_ratio": 0.75}}]}))
+
     def test_interleaved_lesson_and_anchor_runs(self):
         calls = []
 
