@@ -1,7 +1,9 @@
 """Static checks (no GPU): each returns a list of 'file:line: message' strings. `check` never
-writes; `sync` writes what the common and starters checks compare against (generate.py)."""
+writes. The common, starters and docs checks are `sync` in dry run: they diff each file against the
+text generate.sync_plan computes, the same text `sync` writes."""
 
 import concurrent.futures
+import difflib
 import os
 import shlex
 import shutil
@@ -10,9 +12,11 @@ import tempfile
 from pathlib import Path
 
 from . import DEFAULT_GPU, SuiteError
-from .generate import canonical_block
-from .model import all_runs, clip, first_difference, parse_regions, programs, segments
+from . import docs, generate, plots
+from .catalogue import check_attempts, check_mutants
+from .model import all_runs, clip, parse_regions, programs
 from .transcripts import parse_transcript, staleness
+from .verify import check_verify_record
 
 
 def check_markers(root):
@@ -39,50 +43,76 @@ def check_markers(root):
     return errors
 
 
+def _common_bodies(item):
+    """[(name, first 0-based body line, end)] of the common regions of a file's current text."""
+    regions, _ = parse_regions(item.rel, item.old)
+    return [(r.name, r.open_line, r.close_line - 1) for r in regions if r.kind == "common"]
+
+
+def _differences(item):
+    """Each differing stretch of a source against its planned text, as (check, message): a stretch
+    copied from common/ (or lying in a common region) belongs to 'common', any other to 'starters'."""
+    old, new = item.old.splitlines(keepends=True), item.new.splitlines(keepends=True)
+    bodies, found = _common_bodies(item), []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        have, want = (old[i1] if i1 < i2 else None), (new[j1] if j1 < j2 else None)
+        origin = item.origins[j1] if j1 < j2 else None
+        inside = next((b for b in bodies if b[1] <= i1 < b[2]), None)
+        if origin and origin[0].startswith("common/"):
+            name, line = origin[0][len("common/"):-len(".cuh")], origin[1]
+        elif inside:
+            name, line = inside[0], i1 - inside[1] + 1
+        else:
+            name = None
+        if name is not None:
+            found.append(("common", f"{item.rel}:{i1 + 1}: copy of common block '{name}' differs from "
+                                    f"common/{name}.cuh line {line}: expected {clip(want)}, found {clip(have)} "
+                                    f"(scripts/suite.py sync rewrites it)"))
+            continue
+        # A starter line that differs from its lesson: name the lesson line it should equal.
+        lesson_at = next((o for o in item.origins[j1:] if o[0].startswith("lessons/")), None)
+        where = f"{lesson_at[0]}:{lesson_at[1]}" if lesson_at else "its lesson (end of file)"
+        found.append(("starters", f"{item.rel}:{i1 + 1}: drifted from {where} outside the exercise regions: "
+                                  f"lesson has {clip(want)}, starter has {clip(have)} "
+                                  f"(scripts/suite.py sync regenerates it)"))
+    return found
+
+
+MAX_DIFFERENCES = 5  # per file and check: enough to see the change, short enough to read
+
+
+def _plan_problems(plan, check):
+    """The problems of one check in a sync plan: the plan's own errors, then each file's differences
+    from what sync would write (at most MAX_DIFFERENCES lines per file)."""
+    errors = []
+    for item in plan:
+        errors += [e for owner, e in item.errors if owner == check]
+        if item.new is None or item.old == item.new or item.errors:
+            continue
+        mine = [message for owner, message in _differences(item) if owner == check]
+        errors += mine[:MAX_DIFFERENCES]
+        if len(mine) > MAX_DIFFERENCES:
+            errors.append(f"{item.rel}:1: ... and {len(mine) - MAX_DIFFERENCES} more differences "
+                          f"(scripts/suite.py sync rewrites them)")
+    return errors
+
+
 def check_common(root):
-    """Every fenced common block is a byte-for-byte copy of common/NAME.cuh (sync writes them)."""
+    """Every fenced common block is a byte-for-byte copy of common/NAME.cuh: the common part of the
+    sync plan, diffed."""
     errors = []
     for prog in programs(root):
         regions, _ = parse_regions(prog.rel, prog.text)
         if "cuda_check" not in [r.name for r in regions if r.kind == "common"]:
             errors.append(f"{prog.rel}:1: does not carry the common block 'cuda_check' (error macro, exit 77)")
-        for region in (r for r in regions if r.kind == "common"):
-            canon = canonical_block(root, region.name)
-            if canon is None:
-                errors.append(f"{prog.rel}:{region.open_line}: unknown common block '{region.name}' "
-                              f"(no common/{region.name}.cuh)")
-                continue
-            want, have = canon.splitlines(keepends=True), region.body.splitlines(keepends=True)
-            i = first_difference(want, have)
-            if i is not None:
-                errors.append(f"{prog.rel}:{region.open_line + 1 + i}: copy of common block '{region.name}' "
-                              f"differs from common/{region.name}.cuh line {i + 1}: expected "
-                              f"{clip(want[i] if i < len(want) else None)}, found "
-                              f"{clip(have[i] if i < len(have) else None)} (scripts/suite.py sync rewrites it)")
-    return errors
-
-
-def _drift(lesson, starter):
-    l_out, l_names = segments(lesson.text, "solution")
-    s_out, s_names = segments(starter.text, "exercise")
-    if not l_names:
-        return [f"{lesson.rel}:1: lesson has no '// solution: NAME' region"]
-    if l_names != s_names:
-        return [f"{starter.rel}:1: exercise regions {s_names} do not match the lesson's "
-                f"solution regions {l_names} (same names, same order)"]
-    for (l_start, l_lines), (s_start, s_lines) in zip(l_out, s_out):
-        l_norm = [x.replace("// solution:", "// REGION:").replace("// end solution", "// end REGION") for x in l_lines]
-        s_norm = [x.replace("// exercise:", "// REGION:").replace("// end exercise", "// end REGION") for x in s_lines]
-        i = first_difference(l_norm, s_norm)
-        if i is not None:
-            return [f"{starter.rel}:{s_start + i}: drifted from {lesson.rel}:{l_start + i} outside the exercise "
-                    f"regions: lesson has {clip(l_norm[i] if i < len(l_norm) else None)}, starter has "
-                    f"{clip(s_norm[i] if i < len(s_norm) else None)} (scripts/suite.py sync regenerates it)"]
-    return []
+    return errors + _plan_problems(generate.source_plan(root), "common")
 
 
 def check_starters(root):
-    """Each lesson has a starter; outside solution/exercise regions they are identical."""
+    """Each lesson has a starter; outside solution/exercise regions they are identical: the starter
+    part of the sync plan, diffed."""
     errors = []
     les = {p.name: p for p in programs(root) if not p.is_starter}
     sta = {p.name: p for p in programs(root) if p.is_starter}
@@ -90,9 +120,28 @@ def check_starters(root):
         errors.append(f"{les[name].rel}:1: lesson has no starter (starter/{name}.cu)")
     for name in sorted(set(sta) - set(les)):
         errors.append(f"{sta[name].rel}:1: starter has no lesson (lessons/{name}.cu)")
-    for name in sorted(set(les) & set(sta)):
-        errors += _drift(les[name], sta[name])
+    return errors + _plan_problems(generate.source_plan(root), "starters")
+
+
+def check_docs(root, gpu=DEFAULT_GPU):
+    """The pages and the link file are what sync writes (snippets, output excerpts, commands, the lesson
+    table, CE links, figures from records), and each page keeps the rules sync cannot fix
+    (docs.page_findings: no measured figure without a record, no solution outside a spoiler fold)."""
+    errors = [f"{rel}:1: missing" for rel in docs.doc_files(root) if not (Path(root) / rel).exists()]
+    for item in generate.page_plan(root, gpu):  # pages as sync writes them, from the synced sources
+        errors += [e for _, e in item.errors]
+        if item.new is not None and item.new != (item.old or "") and not item.errors:
+            errors.append(docs.stale_message(root, item.rel, item.old or "", item.new))
+    for rel in docs.doc_files(root):
+        if (Path(root) / rel).exists():
+            errors += docs.page_findings(root, rel)
     return errors
+
+
+def check_charts(root, gpu=DEFAULT_GPU):
+    """Each recorded chart is the one expected/<gpu>/data/charts.json hashes (plots.check_charts)."""
+    checker = getattr(plots, "check_charts", None)
+    return checker(root, gpu) if checker else []
 
 
 WARNINGS_AS_ERRORS = ("-Xcompiler=-Wall,-Wextra,-Werror", "-Werror=all-warnings")
@@ -163,12 +212,9 @@ def check_transcripts(root, gpu=DEFAULT_GPU):
 
 def registry():
     """name -> check function (the order `check` runs them in)."""
-    from .catalogue import check_attempts, check_mutants
-    from .docs import check_docs
-    from .verify import check_verify_record
     return {
         "markers": check_markers, "common": check_common, "starters": check_starters,
         "build-lines": check_build_lines, "transcripts": check_transcripts,
-        "verify-record": check_verify_record, "docs": check_docs,
+        "verify-record": check_verify_record, "charts": check_charts, "docs": check_docs,
         "mutants": check_mutants, "attempts": check_attempts,
     }

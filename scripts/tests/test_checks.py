@@ -1,11 +1,12 @@
 """Tests of suitelib.checks and suitelib.generate: each check fails on a planted defect, and
 `sync` writes exactly what `check` compares (both directions)."""
 
+import re
 import shutil
 import unittest
 
-from helpers import Scratch, needs_nvcc
-from suitelib import EXIT_OK
+from helpers import Scratch, needs_nvcc, patched
+from suitelib import EXIT_OK, checks, generate, plots
 
 
 class TestCommonCopies(Scratch):
@@ -26,6 +27,19 @@ class TestCommonCopies(Scratch):
         self.edit("lessons/demo.cu", "// common: cuda_check", "// not common")
         self.edit("lessons/demo.cu", "// end common: cuda_check", "// not common end")
         self.assertCheckFails("common", "lessons/demo.cu:1:", "does not carry the common block 'cuda_check'")
+
+
+class TestAnchorCopies(Scratch):
+    """The anchors (anchors/*.cu, no lessons) carry the common blocks too: check sees a drifted copy."""
+
+    def test_drifted_copy_in_an_anchor(self):
+        canon = (self.root / "common/cuda_check.cuh").read_text()
+        (self.root / "anchors").mkdir()
+        anchor = self.root / "anchors/lib_anchor.cu"
+        anchor.write_text("// common: cuda_check\n" + canon + "// end common: cuda_check\nint main() {}\n")
+        self.assertCheckPasses("common")
+        anchor.write_text(anchor.read_text().replace("none (exit 77", "nothing (exit 77"))
+        self.assertCheckFails("common", "anchors/lib_anchor.cu:")
 
 
 class TestStarterDrift(Scratch):
@@ -84,6 +98,38 @@ class TestSync(Scratch):
         before = {p: (self.root / p).read_text() for p in ("lessons/demo.cu", "starter/demo.cu")}
         self.sync()
         self.assertEqual(before, {p: (self.root / p).read_text() for p in before})
+
+    def test_check_is_sync_in_dry_run(self):
+        # Defects in a common copy, a starter and a page: check names exactly the files sync then writes.
+        (self.root / "README.md").write_text("# Suite\n<!-- lesson-table: -->\n<!-- end lesson-table -->\n")
+        (self.root / "lessons/demo.md").write_text("# Demo\n<!-- snippet: demo answer -->\n<!-- end snippet -->\n")
+        self.sync()
+        self.edit("lessons/demo.cu", "std::exit(EXIT_FAILURE);", "std::exit(EXIT_FAILURX);")
+        self.edit("starter/demo.cu", "int answer() { return 42; }", "int answer() { return 41; }")
+        page = self.root / "lessons/demo.md"
+        page.write_text(page.read_text().replace("return 42;", "return 40;"))
+        status, out, err = self.main("check", "--only", "common", "--only", "starters", "--only", "docs")
+        self.assertEqual(status, 1, out + err)
+        reported = set(re.findall(r"\] ([\w/-]+\.(?:cu|md)):\d+:", err))
+        # Not the link file: the lesson's link is planned from the lesson as sync leaves it (unchanged).
+        self.assertEqual(reported, {"lessons/demo.cu", "starter/demo.cu", "lessons/demo.md"})
+        # The plan is what both use: its writable files are the reported ones, its texts are what sync writes.
+        plan = {p.rel: p.new for p in generate.sync_plan(self.root) if p.writable}
+        self.assertEqual(set(plan), reported)
+        written = set(re.findall(r"updated (\S+)", self.sync()))
+        self.assertEqual(written, reported)
+        for rel in ("lessons/demo.cu", "starter/demo.cu"):
+            self.assertEqual((self.root / rel).read_text(), plan[rel])
+        for check in ("common", "starters", "docs"):
+            self.assertCheckPasses(check)
+
+    def test_every_difference_is_printed_once_in_one_check(self):
+        self.edit("lessons/demo.cu", "std::exit(EXIT_FAILURE);", "std::exit(EXIT_FAILURX);")
+        self.edit("starter/demo.cu", "int answer() { return 42; }", "int answer() { return 41; }")
+        err = self.assertCheckFails("common", "lessons/demo.cu:", "expected '      std::exit(EXIT_FAILURE);")
+        self.assertNotIn("starter/demo.cu", err)
+        err = self.assertCheckFails("starters", "starter has 'int answer() { return 41; }'")
+        self.assertNotIn("EXIT_FAILURX", err)
 
     def test_sync_refuses_mismatched_region_names(self):
         self.edit("starter/demo.cu", "// exercise: twice", "// exercise: thrice")
@@ -171,6 +217,34 @@ class TestTranscripts(Scratch):
         self.edit("lessons/demo.cu", "// Run:   ./demo --twice", "// Run:   ./demo --thrice")
         self.assertIn("demo@thrice", self.assertCheckFails("transcripts", "orphan"))
 
+
+
+class TestCharts(Scratch):
+    """The charts check is plots.check_charts (recorded chart hashes), run as its own quick check."""
+
+    def test_listed_and_quiet_without_charts(self):
+        self.assertIn("charts", self.main("list-checks")[1].split())
+        self.assertCheckPasses("charts")
+
+    def test_reports_what_plots_finds(self):
+        finding = "expected/h200/data/roofline.png:1: sha256 differs from expected/h200/data/charts.json"
+        with patched(plots, "check_charts", lambda root, gpu: [finding]) if hasattr(plots, "check_charts") \
+                else _added(plots, "check_charts", lambda root, gpu: [finding]):
+            self.assertCheckFails("charts", finding)
+        self.assertEqual(checks.registry()["charts"], checks.check_charts)
+
+
+class _added:
+    """Set an attribute that does not exist yet, and remove it after."""
+
+    def __init__(self, obj, name, value):
+        self.obj, self.name, self.value = obj, name, value
+
+    def __enter__(self):
+        setattr(self.obj, self.name, self.value)
+
+    def __exit__(self, *exc):
+        delattr(self.obj, self.name)
 
 
 class TestRepositoryFiles(unittest.TestCase):
