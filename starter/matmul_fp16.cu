@@ -6,13 +6,20 @@
 // accumulator. Each result is judged against a double reference built from
 // the unrounded FP32 inputs, with Day 66's K-scaled tolerance, so the half
 // paths pay for the rounding of their stored inputs. Storage rounding costs a
-// small, fixed error; a half accumulator's error grows with K. No tensor
-// cores: those arrive on Day 72 (one [device] line says which formats this
-// card's tensor cores could take).
+// small error, of the same order (1e-3) at every K here; a half accumulator's
+// error grows with K. No tensor cores: those arrive on Day 72 (one [device]
+// line says which formats this card's tensor cores could take).
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o matmul_fp16 matmul_fp16.cu
 // Run:   ./matmul_fp16
 // Sanitize: ./matmul_fp16 --cases 1
+//
+// Check your exercise on a GPU: python3 scripts/suite.py exercise check matmul_fp16
+// (builds exercises/matmul_fp16.cu and judges every recorded run). Without a GPU:
+// python3 scripts/suite.py ce-link exercises/matmul_fp16.cu opens it in Compiler Explorer;
+// save the whole output pane to FILE, then python3 scripts/suite.py exercise check
+// matmul_fp16 --pane FILE [--args '...'] (one run per pane; the verdict lists the runs
+// still unjudged).
 //
 // The build line targets the T4 that Compiler Explorer runs; it also embeds
 // compute_75 PTX, which the driver compiles for any newer card (on an H200 that
@@ -94,9 +101,9 @@ static_assert(kCases[0] < kCases[1] && kCases[1] < kCases[2] && kCases[2] < kCas
               "allocated once, for kMaxN");
 static_assert(kCases[0] % kTile != 0,
               "the first case is not whole tiles, so every guard of the kernels "
-              "is reached: a guard that admits one element too many reads the "
-              "NaN past an input's end, or writes past the output's end, and "
-              "fails a gate");
+              "is reached: a k guard that admits one element too many reads the "
+              "NaN past an input's end, a store guard that does writes past the "
+              "output's end, and either fails a gate");
 static_assert(kCases[1] % kTile == 0 && kCases[2] % kTile == 0 && kCases[3] % kTile == 0,
               "the timed cases are whole tiles, so the three kernels are "
               "compared on full tiles");
@@ -122,7 +129,9 @@ static_assert(static_cast<double>(kMaxN) * (kOffsetA * 0.013) *
               "K * max|a| * max|b| = 956 at K = 2048, below half's 65504");
 
 // Tolerance table: the floor of each rule, and the mantissa width p that sets
-// eps = 2^-p (see scaledRtol).
+// eps = 2^-p (see scaledRtol). Every gate line prints its rule from these
+// constants and the atol and rtol it applies, so a changed tolerance changes
+// the output.
 constexpr double kRtolTableF32 = 1e-5;
 constexpr int kMantissaF32 = 23;
 constexpr double kRtolTableF16 = 1e-2;
@@ -134,7 +143,8 @@ constexpr int kWarmups = 3;
 constexpr int kTimedRuns = 20;
 static_assert(kTimedRuns >= 10,
               "a median of fewer than 10 samples is at the mercy of one clock "
-              "change; the 256 case (about 10 us) sits near launch overhead");
+              "change, and the small cases' launches are short, near launch "
+              "overhead");
 
 // Every device buffer is filled with 0xFF bytes before a case: as a float or a
 // half that is a NaN. In an output, an element a kernel never writes fails the
@@ -197,18 +207,21 @@ __global__ void matmulTiledF32(const float* A, const float* B, float* C, int M,
 // the only new error is the rounding of the stored inputs.
 // memory: the same tiles at half the bytes: a half-warp reads a 32-byte row
 // segment of B instead of 64, and the two tiles take 1 KiB of shared memory.
-// That halved traffic is the only speedup this kernel can have.
+// That halved traffic is the only speedup this kernel can have; the widening
+// costs instructions (two conversions per multiply-add in the PTX).
 __global__ void matmulF16StoreF32Acc(const __half* A, const __half* B, float* C,
                                      int M, int N, int K) {
   requireTileBlock();
   // snippet: half-kernel
   // exercise: f16-store-f32-acc
-  // TODO: do matmulTiledF32's job on the half inputs: the same
-  // 16x16 tiles and the same order of k, but the tiles hold __half, and the
-  // running sum is a float. Done when no GATE line names this kernel (its
-  // FP16 gate, the tight check and the exact check all hold, from the
-  // 100x100x100 case, which reaches every guard, up), and its max abs err is
-  // the small, fixed cost of storage rounding in every case.
+  // TODO: matmulTiledF32's job on the half inputs, in the same 16x16 tiles
+  // and the same order of k, with a float running sum. Decide where each
+  // half becomes a float, and make sure no step rounds more often than
+  // matmulTiledF32's does (is a half x half product exact in float?).
+  // Done when the run (./matmul_fp16, the only recorded run) prints no GATE
+  // line naming this kernel: its FP16 gate, the tight check and the exact
+  // check hold in all four cases, from 100x100x100 (it reaches every guard)
+  // up to 2048x2048x2048.
   // end exercise
   // end snippet
 }
@@ -229,11 +242,14 @@ __global__ void matmulF16StoreF16Acc(const __half* A, const __half* B, float* C,
                                      int M, int N, int K) {
   requireTileBlock();
   // exercise: f16-store-f16-acc
-  // TODO: the same half tiles, but the running sum itself is a
-  // half, updated by one fused half multiply-add per step, k ascending, and
-  // stored as a float at the end. Done when no GATE line names this kernel
-  // (the exact check holds it to that arithmetic, bit for bit); then watch
-  // its error grow with K against the float accumulator's.
+  // TODO: the same half tiles, but the running sum itself is a half, k
+  // ascending, written out as a float at the end. Each step must round
+  // exactly once: a*b + sum computed exactly, then rounded to half. Find the
+  // cuda_fp16.h operation that does that (two separate half operations round
+  // twice). Done when the run (./matmul_fp16, the only recorded run) prints
+  // no GATE line naming this kernel: the exact check holds it to that
+  // arithmetic, bit for bit. Then compare its max abs err with the float
+  // accumulator's as K grows.
   // end exercise
 }
 
@@ -266,19 +282,23 @@ void launchMatmul(int kernel, const DeviceBuffers& d, int n) {
 // Inputs
 // =============================================================================
 // Flat row-major index e < n*n: an int, cast to float, times a float constant.
-// Why not Day 66's half-integers: they are exact in half (below 1024), and so
-// is every product and every partial sum of them (multiples of 1/4, exact below
-// 512), so all three kernels would print an error of 0 and prove nothing about
-// storage or accumulation. Steps
-// of 0.013 and 0.017 are not representable, so storing them as half really
-// costs something; magnitudes below 1 keep every partial sum far from 65504.
+// Why not Day 66's half-integers (A and B both filled as Day 66 fills x,
+// (e mod 97) * 0.5): they are exact in half, so storing them costs nothing,
+// and every float sum of their products is exact here too, so both float-
+// accumulator kernels would print an error of 0. The half accumulator would
+// fail for another reason: with products of up to 2304, its sums pass 2048,
+// where half's spacing is 2, and round (at K = 100 already), and from K = 256
+// on they pass 65504, half's largest finite value, and become infinity.
+// Neither shows the rounding this lesson measures. Steps of 0.013 and 0.017
+// are not representable, so storing them as half really costs something;
+// magnitudes below 1 keep every partial sum far from 65504.
 //
-// Why periodic inputs stay, although periods 97 and 89 correlate the rounding
-// errors along a dot product (Day 98 uses an LCG for exactly that reason): they
-// define this lesson's recorded digits, and the gates do not depend on the
+// Why periodic inputs stay, although periods 97 and 89 make the rounding
+// errors along a dot product periodic rather than independent: they define
+// this lesson's recorded digits, and the gates do not depend on the
 // random-walk model. The sqrt(K) rule is a tolerance, not a prediction; where
 // correlated errors grow faster than sqrt(K), the gate fraction shows how much
-// of the bound is used, and the error-growth claim rests on the measured ratio
+// of the bound is used, and the error-growth claim rests on the printed ratio
 // of the two half kernels, not on a sqrt(K) law.
 float inputA(long long e) {
   return static_cast<float>(static_cast<int>(e % kPeriodA) - kOffsetA) * kStepA;
@@ -309,14 +329,25 @@ void uploadInput(const std::vector<float>& x, long long count, float* dF32, __ha
 // snippet: tolerance
 // Day 66's K-scaled rule for any mantissa width p (eps = 2^-p): the rounding
 // errors of K additions add like a random walk, hence sqrt(K); the factor 4
-// allows any legitimate order of the additions; the table entry is the floor.
+// (kSlack) allows any legitimate order of the additions; the table entry is
+// the floor.
 // Day 66's exact inputs never let this rule decide anything; here, with real
 // rounding error (p = 10 for the half paths), it does.
+constexpr double kSlack = 4.0;
 double scaledRtol(double tableRtol, int mantissaBits, long long K) {
   const double eps = std::ldexp(1.0, -mantissaBits);
-  return std::max(tableRtol, 4.0 * eps * std::sqrt(static_cast<double>(K)));
+  return std::max(tableRtol, kSlack * eps * std::sqrt(static_cast<double>(K)));
 }
 // end snippet
+
+// The rule as the gate lines print it, from the constants scaledRtol uses:
+// "rtol = max(1e-05, 4*2^-23*sqrt(K)), atol = rtol*max|ref|".
+std::string ruleText(double tableRtol, int mantissaBits) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "rtol = max(%g, %g*2^-%d*sqrt(K)), atol = rtol*max|ref|",
+                tableRtol, kSlack, mantissaBits);
+  return buf;
+}
 
 // A gate for one case: element e passes when |got - ref| <= atol + rtol*|ref|,
 // with atol = rtol * max|ref| (an absolute floor for elements near zero).
@@ -527,14 +558,16 @@ void printFormatSupport(int major, int minor) {
 }
 // end snippet
 
-// The other [device] line. Whether a case's working set stays in L2: on a T4
-// (4 MiB) the ladder straddles it; on an H200 (60 MiB) every case fits, so
-// every timing there is a warm-L2 timing and says nothing about DRAM traffic.
+// The other [device] line. How many cases' f32 footprint fits in L2, a
+// comparison of sizes, not a measurement: on a T4 (4 MiB) two of the four; on
+// an H200 (60 MiB) all four. Data that fits can stay resident in L2 between
+// the timed repeats, so those timings need not show DRAM bandwidth; nothing
+// here measures what stays resident.
 void printDeviceFacts(const cudaDeviceProp& prop) {
   int fit = 0;
   for (int n : kCases) fit += footprintBytes(n, false) <= prop.l2CacheSize ? 1 : 0;
-  std::printf("[device] %d SMs, %.1f MiB L2 (it holds the f32 footprint of %d of the %d "
-              "cases: their timings are warm-L2), %zu KiB shared memory per block\n",
+  std::printf("[device] %d SMs, %.1f MiB L2 (the f32 footprint of %d of the %d cases fits "
+              "in it), %zu KiB shared memory per block\n",
               prop.multiProcessorCount, prop.l2CacheSize / (1024.0 * 1024.0), fit, kNumCases,
               prop.sharedMemPerBlock / 1024);
   printFormatSupport(prop.major, prop.minor);
@@ -579,10 +612,12 @@ void printConversionDemos() {
 // =============================================================================
 // The experiment: one case
 // =============================================================================
-// No cuBLAS row: Compiler Explorer links no libraries, and a lesson must paste
-// there unchanged. cuBLAS SGEMM runs the same product several times faster
-// than this tiled FP32 kernel (time both on your card to see by how much);
-// Day 72's tensor cores are the way to close that gap.
+// No cuBLAS row: the Build line links no library, so the file pastes into
+// Compiler Explorer unchanged. cuBLAS SGEMM, with its default math mode, runs
+// FP32 on the CUDA cores, as these kernels do, and is faster than this tiled
+// kernel; the course's gemm_ladder measures how far register blocking on CUDA
+// cores closes that gap, against cuBLAS on the same GPU. Tensor cores (Day 72)
+// are another path: they compute in narrower formats than FP32.
 
 struct KernelRow {
   GateResult gate;
@@ -603,10 +638,10 @@ void printCaseHeader(int n, double refMax, const Tolerance& tol32, const Toleran
   std::printf("  footprint %.2f MiB (f32 kernel), %.2f MiB (f16 kernels)\n",
               footprintBytes(n, false) / (1024.0 * 1024.0),
               footprintBytes(n, true) / (1024.0 * 1024.0));
-  std::printf("  FP32 gate: atol %.3e, rtol %.3e  (rtol = max(1e-5, "
-              "4*2^-23*sqrt(K)), atol = rtol*max|ref|)\n", tol32.atol, tol32.rtol);
-  std::printf("  FP16 gate: atol %.3e, rtol %.3e  (rtol = max(1e-2, "
-              "4*2^-10*sqrt(K)), atol = rtol*max|ref|)\n", tol16.atol, tol16.rtol);
+  std::printf("  FP32 gate: atol %.3e, rtol %.3e  (%s)\n", tol32.atol, tol32.rtol,
+              ruleText(kRtolTableF32, kMantissaF32).c_str());
+  std::printf("  FP16 gate: atol %.3e, rtol %.3e  (%s)\n", tol16.atol, tol16.rtol,
+              ruleText(kRtolTableF16, kMantissaF16).c_str());
 }
 
 void printCaseTable(int n, const KernelRow rows[kNumKernels], const GateResult& tight,
@@ -621,8 +656,8 @@ void printCaseTable(int n, const KernelRow rows[kNumKernels], const GateResult& 
   }
   // A prediction, not a gate: on a given input, cancellation could give the
   // f16 accumulator the smaller maximum error without either kernel being
-  // wrong. Storage rounding is fixed; the half accumulator's error grows
-  // with K.
+  // wrong. Here storage rounding's max error stays of the order of 1e-3 in
+  // every case, while the half accumulator's grows with K.
   std::printf("  max abs err, f16 accumulator / f32 accumulator: %.3g times\n",
               rows[kF16F16].gate.maxErr / rows[kF16F32].gate.maxErr);
   std::printf("  tight check, matmulF16StoreF32Acc vs a double reference of the half-rounded "

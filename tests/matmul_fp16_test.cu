@@ -76,6 +76,27 @@ TEST(Tolerance, ScaledRtolMatchesSpecTable) {
                   scaledRtol(kRtolTableF32, kMantissaF32, 2048), 8192.0, 1e-6);
 }
 
+// Every gate line prints the rule it applies from the constants scaledRtol
+// uses, so a changed floor, slack or mantissa width changes the output.
+TEST(Tolerance, GateLinesPrintTheRuleFromTheConstants) {
+  EXPECT_EQ(ruleText(kRtolTableF32, kMantissaF32),
+            "rtol = max(1e-05, 4*2^-23*sqrt(K)), atol = rtol*max|ref|");
+  EXPECT_EQ(ruleText(kRtolTableF16, kMantissaF16),
+            "rtol = max(0.01, 4*2^-10*sqrt(K)), atol = rtol*max|ref|");
+  testing::internal::CaptureStdout();
+  printCaseHeader(100, 3.4047, makeTolerance(kRtolTableF32, kMantissaF32, 100, 3.4047),
+                  makeTolerance(kRtolTableF16, kMantissaF16, 100, 3.4047));
+  const std::string out = testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("  FP32 gate: atol 3.405e-05, rtol 1.000e-05  (rtol = max(1e-05, "
+                     "4*2^-23*sqrt(K)), atol = rtol*max|ref|)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("  FP16 gate: atol 1.330e-01, rtol 3.906e-02  (rtol = max(0.01, "
+                     "4*2^-10*sqrt(K)), atol = rtol*max|ref|)\n"),
+            std::string::npos)
+      << out;
+}
+
 // refMax, atol32 and atol16 of the cases a host test can afford (2048 takes a
 // CPU minute), printed as the lesson prints them.
 TEST(Tolerance, CaseHeadersMatchSpecTable) {
@@ -189,6 +210,39 @@ TEST(Gate, FirstFailureIsKeptAcrossChunksAndAllPoisonIsCounted) {
 
 // ------------------------------------------------------------ inputs, device lines
 
+// The comment on the inputs: with Day 66's half-integers, (e mod 97) * 0.5 in
+// A and B, both float-accumulator kernels would be exact, and the half
+// accumulator would round at K = 100 and overflow to infinity from K = 256 on.
+// Checked on the rows the exact check uses, with the lesson's own emulation.
+TEST(Inputs, Day66HalfIntegersWouldProveNothing) {
+  for (int n : kCases) {
+    const long long count = 1LL * n * n;
+    std::vector<float> x(static_cast<size_t>(count));
+    for (long long e = 0; e < count; ++e) x[e] = static_cast<float>(e % 97) * 0.5f;
+    for (long long e = 0; e < count; ++e) ASSERT_EQ(halfRounded(x[e]), x[e]);  // exact in half
+    std::vector<float> wide(n), narrow(n);
+    std::vector<double> ref(n);
+    bool halfRounds = false;
+    for (int i : {0, n / 2, n - 1}) {
+      referenceRowCpu(x.data(), x.data(), ref.data(), i, n, n);
+      emulateHalfKernelsRow(x.data(), x.data(), n, i, wide.data(), narrow.data());
+      for (int j = 0; j < n; ++j) {
+        float f32 = 0.0f;  // the f32 kernel's arithmetic: fmaf, k ascending
+        for (int k = 0; k < n; ++k) f32 = std::fmaf(x[1LL * i * n + k], x[1LL * k * n + j], f32);
+        ASSERT_EQ(static_cast<double>(f32), ref[j]) << "f32 kernel, n=" << n;
+        ASSERT_EQ(static_cast<double>(wide[j]), ref[j]) << "f16 storage, f32 acc, n=" << n;
+        if (n >= 256) {
+          ASSERT_TRUE(std::isinf(narrow[j])) << "n=" << n << " row " << i << " col " << j;
+        } else {
+          ASSERT_TRUE(std::isfinite(narrow[j]));
+          halfRounds = halfRounds || static_cast<double>(narrow[j]) != ref[j];
+        }
+      }
+    }
+    if (n < 256) EXPECT_TRUE(halfRounds) << "the half accumulator rounds at n=" << n;
+  }
+}
+
 TEST(Inputs, PeriodicFormulas) {
   EXPECT_EQ(inputA(0), -48 * 0.013f);
   EXPECT_EQ(inputA(96), 48 * 0.013f);
@@ -215,8 +269,8 @@ TEST(DeviceLines, FormatsAndL2ForOtherCards) {
   printDeviceFacts(t4);
   const std::string out = testing::internal::GetCapturedStdout();
   EXPECT_EQ(out,
-            "[device] 40 SMs, 4.0 MiB L2 (it holds the f32 footprint of 2 of the 4 cases: their "
-            "timings are warm-L2), 48 KiB shared memory per block\n"
+            "[device] 40 SMs, 4.0 MiB L2 (the f32 footprint of 2 of the 4 cases fits in it), "
+            "48 KiB shared memory per block\n"
             "[device] tensor-core formats at compute capability 7.5 (these kernels use none): "
             "FP16 yes, BF16 no, TF32 no, FP8 no, FP4 no\n");
 }
@@ -300,4 +354,36 @@ TEST(ExactCheck, EmulationIsDeterministicAndSensitiveToOneUlp) {
   EXPECT_NE(std::memcmp(a.data(), c.data(), sizeof(float) * 100), 0);
   // The half accumulator's result is a half value; the float one mostly is not.
   for (float v : b) EXPECT_EQ(halfRounded(v), v);
+}
+
+// "The same order of k" is a rule the output can show: a kernel that runs p
+// descending inside each tile (the catalogue's wrong attempts p-descending)
+// differs from the emulation in the rows the exact check compares, in the
+// first case already, for both half kernels.
+TEST(ExactCheck, AnotherOrderOfKDiffersInTheCheckedRowsOfTheFirstCase) {
+  const int n = kCases[0];
+  const Inputs in = makeInputs(n);
+  bool wideDiffers = false, narrowDiffers = false;
+  std::vector<float> wantWide(n), wantNarrow(n);
+  for (int i : {0, n / 2, n - 1}) {
+    emulateHalfKernelsRow(in.Ah.data(), in.Bh.data(), n, i, wantWide.data(), wantNarrow.data());
+    for (int j = 0; j < n; ++j) {
+      float wide = 0.0f;
+      __half narrow = __float2half(0.0f);
+      for (int t = 0; t < (n + kTile - 1) / kTile; ++t) {
+        for (int q = kTile - 1; q >= 0; --q) {
+          const int k = t * kTile + q;
+          if (k >= n) continue;  // the kernels add zeros there, which changes nothing
+          const float a = in.Ah[1LL * i * n + k], b = in.Bh[1LL * k * n + j];
+          wide += a * b;
+          narrow = __double2half(static_cast<double>(a) * b + __half2float(narrow));
+        }
+      }
+      wideDiffers = wideDiffers || std::memcmp(&wide, &wantWide[j], sizeof wide) != 0;
+      const float nf = __half2float(narrow);
+      narrowDiffers = narrowDiffers || std::memcmp(&nf, &wantNarrow[j], sizeof nf) != 0;
+    }
+  }
+  EXPECT_TRUE(wideDiffers);
+  EXPECT_TRUE(narrowDiffers);
 }

@@ -92,6 +92,17 @@ TEST(TestingLesson, EveryFloatAdditionIsExact) {
   EXPECT_LT(2.0 * oracleSum(x.data(), kMaxN), 8388608.0);
 }
 
+TEST(TestingLesson, Phase5DemandsEqualityAndPrintsItsTolerance) {
+  // Phase 5's heading prints kPhase5Rtol with %g, so the recorded "rtol 0"
+  // changes as soon as the tolerance is loosened; at 0 it demands equality.
+  EXPECT_EQ(kPhase5Rtol, 0.0f);
+  char heading[16];
+  std::snprintf(heading, sizeof heading, "rtol %g", static_cast<double>(kPhase5Rtol));
+  EXPECT_STREQ(heading, "rtol 0");
+  EXPECT_TRUE(passes(Outcome{true, 14171.0f, nullptr}, 14171.0, kPhase5Rtol));
+  EXPECT_FALSE(passes(Outcome{true, std::nextafter(14171.0f, 1e9f), nullptr}, 14171.0, kPhase5Rtol));
+}
+
 TEST(TestingLesson, VerdictsCountTestsFailuresAndSurprises) {
   Verdicts v;
   const Outcome right{true, 10.0f, nullptr}, wrong{true, 11.0f, nullptr};

@@ -259,6 +259,8 @@ def find_lesson_run(root, name, args=None):
     """The run of lesson NAME whose Run: line has these args (None: the first)."""
     prog = lesson(root, name)
     runs = prog.runs()
+    if not runs:
+        raise UsageError(f"{prog.rel} has no '// Run:' line in its header: it records no run to compare with")
     if args is None:
         return runs[0]
     for run in runs:

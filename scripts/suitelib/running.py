@@ -137,13 +137,15 @@ def cmake_build(root, targets=(), preset="dev"):
 
 
 def binary_for(root, program, bin_dir):
-    """The built binary of a program; built through the dev preset when no --bin-dir is given."""
+    """The built binary of a program. Without --bin-dir it is (re)built through the dev preset every
+    time, as `exercise check` does: a binary older than its source must never be tested (the build
+    is a no-op when it is fresh). A --bin-dir folder is used as it is."""
     binary = Path(bin_dir or default_bin_dir(root)) / program.target
     if bin_dir is not None:
         if not binary.is_file():
             raise UsageError(f"{binary} does not exist (the --bin-dir folder holds no {program.target}); "
                              f"build it first (scripts/suite.py build)")
-    elif not binary.is_file():
+    else:
         cmake_build(root, [program.target])
     return binary
 
@@ -161,13 +163,16 @@ def transcript_gpu(root, gpu, facts):
     return DEFAULT_GPU
 
 
-def skip_or_fail(what, result):
-    """A program's exit 77: a skip where this machine has no GPU, a finding (exit 1) where it has one."""
+def skip_or_fail(what, result, next_steps=()):
+    """A program's exit 77: a skip where this machine has no GPU, a finding (exit 1) where it has one.
+    The skip is one line with the program's reason, then next_steps (lines: what to do instead)."""
     first = (result["stderr"].strip().splitlines() or [""])[0]
     if gpu_present():
         raise SuiteError(f"{what} exited 77 (no usable CUDA device) on a machine with a GPU: the driver or "
                          f"device fails: {first}")
     print(f"skipped: {what} needs a CUDA GPU (exit 77): {first}", file=sys.stderr)
+    for line in next_steps:
+        print(line, file=sys.stderr)
     return EXIT_SKIP
 
 
@@ -189,7 +194,10 @@ def parse_cli_row(row):
         raise UsageError(f"cli-case: EXPECT must be 'ok' or an exit code, got {expect!r}")
     if not text and expect not in ("ok", "0"):
         raise UsageError(f"cli-case: a failing row needs the TEXT its error line must contain: {row}")
-    return expect, text, shlex.split(argline)
+    try:
+        return expect, text, shlex.split(argline)
+    except ValueError as exc:  # an unterminated quote in the row's arguments
+        raise UsageError(f"cli-case: cannot split the row's arguments {argline!r} ({exc}): {row}")
 
 
 def cli_case_problems(expect, text, result, has_gpu):

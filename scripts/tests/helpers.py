@@ -123,7 +123,7 @@ class Scratch(unittest.TestCase):
     def fake(self, target, script, bin_dir="fakebin"):
         """A program replaced by a shell script (run/compare logic tested without a GPU)."""
         folder = self.root / bin_dir
-        folder.mkdir(exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
         path = folder / target
         path.write_text("#!/bin/sh\n" + script + "\n")
         path.chmod(path.stat().st_mode | stat.S_IEXEC)
@@ -141,8 +141,23 @@ def patched(obj, name, value):
 
 
 def no_gpu():
-    """Pretend this machine has no GPU (tests must not depend on the machine they run on)."""
-    return patched(running, "detect_gpu", lambda: None)
+    """Pretend this machine has no GPU (tests must not depend on the machine they run on).
+
+    `running.detect_gpu` is replaced, and so is every copy of the name that a suitelib module took
+    with `from .running import detect_gpu`: patching only the module left those calling nvidia-smi."""
+    return patched_everywhere(running.detect_gpu, lambda: None)
+
+
+@contextlib.contextmanager
+def patched_everywhere(original, value):
+    """Replace a function in every loaded suitelib module that holds it, under any name."""
+    holders = [(module, name) for module_name, module in list(sys.modules.items())
+               if module is not None and (module_name == "suitelib" or module_name.startswith("suitelib."))
+               for name, obj in list(vars(module).items()) if obj is original]
+    with contextlib.ExitStack() as stack:
+        for module, name in holders:
+            stack.enter_context(patched(module, name, value))
+        yield
 
 
 def fake_path_with(tmp, programs):

@@ -1,10 +1,14 @@
 """Tests of suitelib.cli: the command line, `compare` (output obtained elsewhere), usage errors."""
 
+import os
 import shutil
+import subprocess
+import sys
 import unittest
+from pathlib import Path
 
-from helpers import Scratch, no_gpu
-from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE
+from helpers import REPO, SCRIPTS, Scratch, no_gpu, patched
+from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, cli, transcripts
 
 H200_OUT = "GPU: NVIDIA H200 (compute capability 9.0)\n[device] 132 SMs, 60 MiB L2\nanswer 42\nk 1.5 ms  40 regs\n"
 T4_OUT = "GPU: Tesla T4 (compute capability 7.5)\n[device] 40 SMs, 4 MiB L2\nanswer 42\nk 9.25 ms  64 regs\n"
@@ -61,6 +65,31 @@ class TestUserErrors(Scratch):
         (self.root / "out.txt").write_text("x\n")
         status, _, err = self.main("compare", "demo", "--stdout", str(self.root / "out.txt"), "--args", '"open')
         self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("--args '\"open': cannot split it into arguments", err)
+
+    def test_each_value_error_keeps_its_own_message(self):
+        """A ValueError from anywhere (a NaN in a CSV, say) is not reported as an argument-splitting error."""
+        def broken(args):
+            """Fails."""
+            raise ValueError("could not convert string to float: 'nan'")
+        with patched(cli, "cmd_list_runs", broken):
+            status, _, err = self.main("list-runs")
+        self.assertOneLineError(status, err, EXIT_FAIL)
+        self.assertIn("could not convert string to float: 'nan'", err)
+        self.assertNotIn("cannot split", err)
+
+    def test_unterminated_quote_in_a_cli_row_says_so(self):
+        status, _, err = self.main("cli-case", "--bin", "/bin/true", "--row", "2 | -m | -m 'open")
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("cannot split the row's arguments", err)
+
+    def test_lesson_without_a_run_line_is_one_line_in_compare(self):
+        self.edit("lessons/demo.cu", "// Run:   ./demo\n// Run:   ./demo --twice\n", "")
+        (self.root / "out.txt").write_text("answer 42\n")
+        status, _, err = self.main("compare", "demo", "--stdout", str(self.root / "out.txt"))
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("has no Run: line", err)
+
 
     def test_exercises_that_is_a_file_is_one_line(self):
         (self.root / "exercises").write_text("not a folder")
@@ -73,6 +102,24 @@ class TestUserErrors(Scratch):
             with no_gpu():
                 status, _, err = self.main(*argv)
             self.assertOneLineError(status, err, EXIT_USAGE)
+
+
+class TestBrokenPipe(unittest.TestCase):
+    """`suite.py list-runs | head`: the reader goes away; the tool exits quietly (no traceback, no
+    'cannot use' error from the OSError handler that used to catch it first)."""
+
+    def test_closed_stdout_is_quiet(self):
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # every write now fails with EPIPE
+        try:
+            # Block-buffered, as in a shell pipe: the write then fails at the last flush.
+            quiet = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+            done = subprocess.run([sys.executable, str(SCRIPTS / "suite.py"), "--root", str(REPO), "list-runs"],
+                                  stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=60, env=quiet)
+        finally:
+            os.close(write_end)
+        self.assertEqual(done.returncode, EXIT_OK, done.stderr)
+        self.assertEqual(done.stderr, "")
 
 
 class TestCompare(Scratch):
@@ -121,7 +168,7 @@ class TestCompare(Scratch):
     def test_changed_result_names_the_line(self):
         status, _, err = self.compare(T4_OUT.replace("answer 42", "answer 24"))
         self.assertEqual(status, EXIT_FAIL)
-        self.assertIn("line 3 of stdout: the recording has 'answer 42', this output has 'answer 24'", err)
+        self.assertIn("out.txt:3 (line 3 of stdout): the recording has 'answer 42', this output has 'answer 24'", err)
 
     def test_exit_code_and_stderr_when_given(self):
         (self.root / "err.txt").write_text("GATE: boom\n")
@@ -140,6 +187,110 @@ class TestCompare(Scratch):
         path.write_text("answer 42\n")
         status, _, err = self.main("compare", "starter/demo", "--stdout", str(path))
         self.assertEqual(status, EXIT_OK, err)
+
+    def test_copy_from_program_stdout_on(self):
+        """A copy that starts at 'Program stdout' (no 'Program returned' line): judged, exit code not compared."""
+        status, _, err = self.compare("Program stdout\n" + T4_OUT)
+        self.assertEqual(status, EXIT_OK, err)
+        self.assertIn("from 'Program stdout' on", err)
+        self.assertIn("exit code not compared", err)
+        status, _, err = self.compare("Program stdout\n" + T4_OUT + "Program stderr\nGATE: boom\n")
+        self.assertEqual(status, EXIT_FAIL, err)
+        self.assertIn("out.txt:7 (line 1 of stderr)", err)
+
+    def test_trailing_spaces_are_not_compared(self):
+        spaced = "".join(line + "  \t\n" for line in T4_OUT.splitlines())
+        pane = "Program returned: 0\r\nProgram stdout\r\n" + spaced.replace("\n", "\r\n") + "\r\n\r\n"
+        status, _, err = self.compare(pane)
+        self.assertEqual(status, EXIT_OK, err)
+        status, _, err = self.compare(pane.replace("answer 42", "answer 43"))
+        self.assertEqual(status, EXIT_FAIL, err)
+
+    def test_blank_lines_inside_the_output_are_compared(self):
+        """Decision: a blank line the program printed is part of its output (transcripts keep them);
+        only blank lines after the last line are tolerated (a copy adds or drops them)."""
+        self.record(self.run_of("demo"), stdout="answer 42\n\ndone\n")
+        self.assertEqual(self.compare("answer 42\n\ndone\n\n\n")[0], EXIT_OK)
+        status, _, err = self.compare("answer 42\ndone\n")
+        self.assertEqual(status, EXIT_FAIL, err)
+        self.assertIn("out.txt:2 (line 2 of stdout): the recording has '', this output has 'done'", err)
+
+    def test_line_numbers_are_lines_of_the_users_file(self):
+        pane = ("Compiler stderr\nwarning: unused variable\nProgram returned: 0\nProgram stdout\n"
+                + T4_OUT.replace("answer 42", "answer 24"))
+        status, _, err = self.compare(pane)
+        self.assertEqual(status, EXIT_FAIL, err)
+        self.assertIn("out.txt:7 (line 3 of stdout): the recording has 'answer 42'", err)
+        self.assertIn("this output " + str(self.root / "out.txt") + ":6 (line 2 of stdout) @@", err)
+
+    def test_failed_compile_pane_is_one_line(self):
+        executor = ("Could not execute the program\nBuild failed\nCompiler returned: 2\nCompiler stderr\n"
+                    "<source>(12): error: identifier \"x\" is undefined\n1 error detected in the compilation.\n")
+        output_pane = ("<source>(12): error: identifier \"x\" is undefined\nASM generation compiler returned: 2\n"
+                       "<source>(12): error: identifier \"x\" is undefined\nExecution build compiler returned: 2\n")
+        for pane in (executor, output_pane):
+            with self.subTest(pane=pane.splitlines()[0]):
+                status, _, err = self.compare(pane)
+                self.assertOneLineError(status, err, EXIT_FAIL)
+                self.assertIn("this pane is a compile error: fix it first", err)
+                self.assertIn('identifier "x" is undefined', err)
+
+    def test_the_compilers_output_pane(self):
+        """The compiler's Output pane: 'Program returned: N', then the program's lines unlabelled."""
+        pane = "ASM generation compiler returned: 0\nExecution build compiler returned: 0\nProgram returned: 0\n" + T4_OUT
+        status, _, err = self.compare(pane)
+        self.assertEqual(status, EXIT_OK, err)
+        self.assertIn("the compiler's Output pane", err)
+        self.assertIn("stderr not compared", err)
+
+    def test_pane_without_execution_is_one_line(self):
+        status, _, err = self.compare("Could not execute the program\nCompiler returned: 0\n")
+        self.assertOneLineError(status, err, EXIT_FAIL)
+        self.assertIn("holds no program output", err)
+
+    def test_at_most_20_differences_then_a_count(self):
+        self.record(self.run_of("demo"), stdout="".join(f"row {i}\n" for i in range(100)))
+        status, _, err = self.compare("".join(f"row {i + 1000}\n" for i in range(100)))
+        self.assertEqual(status, EXIT_FAIL)
+        shown = [line for line in err.splitlines() if line.startswith(("-row", "+row"))]
+        self.assertEqual(len(shown), 20, err)
+        self.assertIn("... 180 more differing lines not shown (200 in all)", err)
+        self.assertLess(len(err), 4000)
+
+    def test_a_huge_file_is_refused_without_reading_it(self):
+        path = self.root / "big.txt"
+        with open(path, "wb") as f:
+            f.truncate(5 * 2**20)  # sparse: costs no disk
+        real = transcripts.read_text
+
+        def reader(where, *rest):
+            self.assertNotEqual(Path(where), path, "read a refused file")
+            return real(where, *rest)
+        with patched(transcripts, "read_text", reader):
+            status, _, err = self.main("compare", "demo", "--stdout", str(path))
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("5.0 MiB is more than any lesson prints", err)
+
+    def test_a_fifo_is_refused_without_hanging(self):
+        fifo = self.root / "pipe"
+        os.mkfifo(fifo)
+        code = ("import sys; sys.path.insert(0, sys.argv[1]); from suitelib import cli; "
+                "sys.exit(cli.main(sys.argv[2:]))")
+        done = subprocess.run([sys.executable, "-c", code, str(SCRIPTS), "--root", str(self.root), "compare", "demo",
+                               "--stdout", str(fifo)], capture_output=True, text=True, timeout=60)
+        self.assertOneLineError(done.returncode, done.stderr, EXIT_USAGE)
+        self.assertIn("is not a regular file", done.stderr)
+
+    def test_the_pane_reader_keeps_its_shape(self):
+        """cli.pasted_result and split_compiler_explorer: the names exercise check --pane relies on."""
+        self.assertEqual(cli.split_compiler_explorer("Program returned: 1\nProgram stdout\na\nProgram stderr\nb\n"),
+                         ("a\n", "b\n", 1))
+        self.assertIsNone(cli.split_compiler_explorer("answer 42\n"))
+        (self.root / "out.txt").write_text("Program stdout\nanswer 42\n")
+        args = type("Args", (), {"stdout": self.root / "out.txt", "stderr": None, "exit_code": None})
+        result, notes = cli.pasted_result(args, {"stderr": "", "exit_code": 0})
+        self.assertEqual((result["stdout"], result["stderr"], result["exit_code"]), ("answer 42\n", "", 0))
+        self.assertIn("exit code not compared (give --exit-code N)", notes)
 
     def test_bad_usage(self):
         path = self.root / "out.txt"

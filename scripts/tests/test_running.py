@@ -3,6 +3,7 @@ fake nvidia-smi, CLI-table rows. None depends on whether this machine has a GPU.
 
 import tempfile
 import unittest
+from pathlib import Path
 
 from helpers import Scratch, env, fake_path_with, no_gpu, patched
 from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, running
@@ -65,6 +66,87 @@ class TestRunAgainstTranscript(Scratch):
         status, _, err = self.main("run", "nosuch", "--bin-dir", str(self.root))
         self.assertOneLineError(status, err, EXIT_USAGE)
         self.assertIn("unknown run 'nosuch'", err)
+
+
+class TestRunWithoutGpu(Scratch):
+    """`run` on a machine without a GPU: the reason once, then the next step, exit 77."""
+
+    def run_id(self, run_id):
+        bin_dir = self.fake(self.run_of(run_id).program.target,
+                            'echo "no usable CUDA device: no CUDA-capable device is detected" >&2; exit 77')
+        with no_gpu(), patched(running, "gpu_present", lambda: False):
+            return self.main("run", run_id, "--bin-dir", str(bin_dir))
+
+    def test_reason_once_then_the_compiler_explorer_route(self):
+        status, _, err = self.run_id("demo")
+        self.assertEqual(status, EXIT_SKIP, err)
+        self.assertEqual(err.count("no CUDA-capable device is detected"), 1, err)
+        self.assertIn("python3 scripts/suite.py ce-link demo", err)
+        self.assertIn("python3 scripts/suite.py compare demo --stdout FILE", err)
+        self.assertNotIn("Traceback", err)
+
+    def test_a_run_with_arguments_names_them(self):
+        status, _, err = self.run_id("demo@twice")
+        self.assertEqual(status, EXIT_SKIP, err)
+        self.assertIn("type '--twice' into the executor's arguments", err)
+        self.assertIn("compare demo@twice --stdout FILE", err)
+
+    def test_a_starter(self):
+        status, _, err = self.run_id("starter/demo")
+        self.assertEqual(status, EXIT_SKIP, err)
+        self.assertIn("ce-link starter/demo", err)
+
+
+class TestRunRebuilds(Scratch):
+    """Without --bin-dir, `run` builds its target every time (a no-op when fresh), as `exercise check`
+    does: a binary older than its source must not be tested. With --bin-dir nothing is built."""
+
+    def setUp(self):
+        super().setUp()
+        self.built = []
+        self.fake("demo", 'echo "answer 42"', bin_dir="build/dev/bin")
+
+    def run_demo(self, *extra):
+        with no_gpu(), patched(running, "gpu_present", lambda: False), \
+                patched(running, "cmake_build", lambda root, targets=(), preset="dev": self.built.append(list(targets))):
+            return self.main("run", "demo", *extra, writes=True)
+
+    def test_an_existing_binary_is_rebuilt(self):
+        status, _, err = self.run_demo()
+        self.assertEqual(status, EXIT_OK, err)
+        self.assertEqual(self.built, [["demo"]])
+
+    def test_bin_dir_is_used_as_it_is(self):
+        status, _, err = self.run_demo("--bin-dir", str(self.root / "build/dev/bin"))
+        self.assertEqual(status, EXIT_OK, err)
+        self.assertEqual(self.built, [])
+
+
+class TestNoGpuHelper(unittest.TestCase):
+    """helpers.no_gpu() must reach every module that took the name with `from .running import detect_gpu`
+    (it used to patch running alone, so such modules still ran nvidia-smi)."""
+
+    def test_patch_reaches_a_module_that_imported_the_name(self):
+        import sys
+        import types
+        planted = types.ModuleType("suitelib._planted_importer")
+        planted.detect_gpu = running.detect_gpu  # what `from .running import detect_gpu` leaves behind
+        sys.modules[planted.__name__] = planted
+        calls = []
+        try:
+            with tempfile.TemporaryDirectory() as tmp, \
+                    env(PATH=fake_path_with(tmp, {"nvidia-smi": f'echo called >> {tmp}/calls; echo "NVIDIA H200"'})), \
+                    patched(running.glob, "glob", lambda pattern: ["/dev/nvidia0"]), no_gpu():
+                self.assertIsNone(planted.detect_gpu())
+                self.assertIsNone(running.detect_gpu())
+                for name, module in list(sys.modules.items()):
+                    if name.startswith("suitelib") and module is not None and hasattr(module, "detect_gpu"):
+                        self.assertIsNone(module.detect_gpu(), name)
+                calls = (Path(tmp) / "calls").read_text().splitlines() if (Path(tmp) / "calls").exists() else []
+        finally:
+            del sys.modules[planted.__name__]
+        self.assertEqual(calls, [], "nvidia-smi was called under no_gpu()")
+        self.assertIs(planted.detect_gpu, running.detect_gpu, "the patch was not undone")
 
 
 class TestRunErrors(Scratch):
@@ -157,6 +239,11 @@ class TestCliCase(Scratch):
     def test_failing_row_needs_text(self):
         status, _, err = self.run_row("exit 2", "2 |  | -m abc")
         self.assertEqual(status, EXIT_USAGE)
+
+    def test_unterminated_quote_in_a_row(self):
+        status, _, err = self.run_row("exit 0", "2 | -m | -m 'abc")
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("cannot split the row's arguments", err)
 
     def test_malformed_row(self):
         status, _, err = self.run_row("exit 0", "two | -m")
