@@ -1,17 +1,23 @@
-"""The catalogue of scripts/catalogue/<lesson>.json: mutants (planted bugs the lesson's gates must
-catch) and student attempts (wrong ones the exercise check must reject, correct variants it must
-accept). Both are built with the lesson's Build: line in a scratch folder and run on the GPU."""
+"""The catalogue of scripts/catalogue/<lesson>.json: the exercise's own rules (student-worded lines,
+the speed check where speed is the point), mutants (planted bugs the lesson's gates must catch) and
+student attempts (wrong ones the exercise check must reject, correct variants it must accept). This
+module holds the data, its CPU checks, the scratch build and the mutant runner; the attempts are
+judged by the student's own verdict in exercises.py."""
 
+import concurrent.futures
 import json
+import os
 import re
 import subprocess
 import tempfile
 from pathlib import Path
 
-from . import EXIT_FAIL, SuiteError, read_text
+from . import EXIT_FAIL, SuiteError, UsageError, read_text
 from .model import lesson, parse_regions, programs
 from .running import run_binary
 
+SANITIZER_SUMMARY = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+) (?:errors?|hazards?)")
+SANITIZER_TIMEOUT_S = 240
 MIN_KILLED = 4
 MIN_ATTEMPTS = 2  # wrong and correct, per solution region
 
@@ -44,6 +50,8 @@ class Attempt:
         self.lesson = lesson_name
         self.region, self.name = data["region"], data["name"]
         self.kind, self.base = data["kind"], data.get("base", "starter")
+        # An attempt is judged over every Run: line of its lesson, as a student's exercise is; an
+        # own "args" is refused by check_attempts (kept here only to name it).
         self.description, self.args = data.get("description", ""), data.get("args")
         self.edits = [Edit(f"attempt '{self.name}' edit {i + 1}", e["old"], e["new"])
                       for i, e in enumerate(data.get("edits", []))]
@@ -54,11 +62,33 @@ class Attempt:
         return text
 
 
+class Speed:
+    """Where speed is the point of an exercise ("exercise": {"speed": {...}}): the student's program,
+    the lesson's own and the lesson with the region's body replaced by `slow` (correct but of the
+    slow design) are timed in alternating rounds on one run; `figure` is a regex whose first group is
+    the measured figure of the region's kernel (the first matching line after the first line that
+    matches `after`, when given); `better` says whether a lower (ms) or higher (GFLOP/s) figure wins."""
+
+    KEYS = {"region", "args", "figure", "after", "better", "slow", "slow_description", "look_at", "rounds"}
+
+    def __init__(self, data):
+        unknown = set(data) - self.KEYS
+        if unknown:
+            raise KeyError(f"speed: unknown key {sorted(unknown)[0]!r} (known: {', '.join(sorted(self.KEYS))})")
+        self.region, self.figure, self.slow = data["region"], data["figure"], data["slow"]
+        self.args = data.get("args")  # None: the lesson's first Run: line
+        self.after, self.better = data.get("after"), data.get("better", "lower")
+        self.slow_description = data.get("slow_description", "the slow reference")
+        self.look_at = data.get("look_at", "")
+        self.rounds = int(data.get("rounds", 5))
+
+
 class Catalogue:
-    def __init__(self, lesson_name, student_worded=(), mutants=(), attempts=(), path=None):
+    def __init__(self, lesson_name, student_worded=(), mutants=(), attempts=(), path=None, speed=None):
         self.lesson, self.path = lesson_name, path
         self.student_worded = list(student_worded)
         self.mutants, self.attempts = list(mutants), list(attempts)
+        self.speed = speed
 
 
 def load_one(path):
@@ -67,8 +97,10 @@ def load_one(path):
     mutants = [Mutant(m["name"], m["description"], m["old"], m["new"], m.get("expect"), m.get("blind_spot"),
                       m.get("args"), m.get("sanitizer")) for m in data.get("mutants", [])]
     attempts = [Attempt(name, a) for a in data.get("attempts", [])]
-    worded = data.get("exercise", {}).get("student_worded", [])
-    return Catalogue(name, worded, mutants, attempts, path)
+    exercise = data.get("exercise", {})
+    worded = exercise.get("student_worded", [])
+    speed = Speed(exercise["speed"]) if exercise.get("speed") else None
+    return Catalogue(name, worded, mutants, attempts, path, speed)
 
 
 def load(root):
@@ -77,7 +109,7 @@ def load(root):
     for path in sorted((Path(root) / "scripts" / "catalogue").glob("*.json")):
         try:
             cat = load_one(path)
-        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as exc:
             raise SuiteError(f"{path.relative_to(root)}: malformed catalogue: {exc}")
         cats[cat.lesson] = cat
     return cats
@@ -119,13 +151,16 @@ def base_program(root, attempt):
 
 
 def check_attempts(root):
-    """Every attempt's edits apply exactly once; >= 2 wrong and >= 2 correct per solution region."""
+    """Every attempt's edits apply exactly once; >= 2 wrong and >= 2 correct per solution region; no
+    attempt carries its own args (all are judged over every Run: line); the speed rules are sound."""
     errors, cats = [], load(root)
     for prog in (p for p in programs(root) if not p.is_starter):
         cat = cats.get(prog.name)
         where = f"scripts/catalogue/{prog.name}.json"
         regions = [r.name for r in parse_regions(prog.rel, prog.text)[0] if r.kind == "solution"]
         attempts = cat.attempts if cat else []
+        if cat and cat.speed:
+            errors += [f"{where}:1: speed: {e}" for e in speed_problems(prog, cat.speed, regions)]
         for region in regions:
             for kind in ("wrong", "correct"):
                 n = sum(1 for a in attempts if a.region == region and a.kind == kind)
@@ -134,6 +169,9 @@ def check_attempts(root):
         for a in attempts:
             if a.region not in regions:
                 errors.append(f"{where}:1: attempt '{a.name}' names region '{a.region}', not a solution region of {prog.rel}")
+            if a.args is not None:
+                errors.append(f"{where}:1: attempt '{a.name}' has its own \"args\": remove them; every attempt "
+                              f"is judged over all the Run: lines of {prog.rel}, as a student's exercise is")
             if a.kind not in ("wrong", "correct") or a.base not in ("lesson", "starter"):
                 errors.append(f"{where}:1: attempt '{a.name}': kind must be wrong|correct, base lesson|starter")
                 continue
@@ -142,6 +180,45 @@ def check_attempts(root):
             except SuiteError as exc:
                 errors.append(f"{where}:1: {exc}")
     return errors
+
+
+def speed_problems(prog, speed, regions):
+    """What is wrong with a speed rule on the CPU side (its region, run, regexes, slow body)."""
+    errors = []
+    if speed.region not in regions:
+        errors.append(f"region {speed.region!r} is not a solution region of {prog.rel}")
+    if speed.better not in ("lower", "higher"):
+        errors.append(f"better must be 'lower' (a time) or 'higher' (a rate), not {speed.better!r}")
+    if speed.rounds < 3:
+        errors.append(f"rounds = {speed.rounds}: a median and a spread need at least 3 rounds")
+    for key in ("figure", "after"):
+        rx = getattr(speed, key)
+        if rx is None:
+            continue
+        try:
+            groups = re.compile(rx).groups
+        except re.error as exc:
+            errors.append(f"{key} {rx!r} is not a regex: {exc}")
+            continue
+        if key == "figure" and groups < 1:
+            errors.append(f"figure {rx!r} has no (group) to read the number from")
+    if speed.args is not None and list(speed.args) not in [r.args for r in prog.runs()]:
+        errors.append(f"args {' '.join(speed.args)!r} are not one of the Run: lines of {prog.rel}")
+    if not prog.runs():
+        errors.append(f"{prog.rel} has no Run: line to time")
+    if not speed.slow.strip():
+        errors.append("slow is empty: give the body of a correct but slow version of the region")
+    return errors
+
+
+def replace_region(text, region, body):
+    """text with the body of its solution region `region` replaced (marker lines kept)."""
+    lines = text.splitlines(keepends=True)
+    found = [r for r in parse_regions("", text)[0] if r.kind == "solution" and r.name == region]
+    if len(found) != 1:
+        raise SuiteError(f"no solution region {region!r} to replace")
+    r = found[0]
+    return "".join(lines[:r.open_line]) + body.rstrip("\n") + "\n" + "".join(lines[r.close_line - 1:])
 
 
 def build_in_scratch(prog, text, tmp):
@@ -184,9 +261,22 @@ def run_mutant(root, prog, mutant):
     return entry
 
 
+def sanitizer_findings(binary, args, tool, options=()):
+    """(findings, log text) of one compute-sanitizer tool; (None, why) when it gave no summary."""
+    cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20"] + list(options)
+    try:
+        result = run_binary(binary, args, timeout=SANITIZER_TIMEOUT_S, prefix=cmd)
+    except SuiteError as exc:
+        return None, str(exc)
+    text = result["stdout"] + result["stderr"]
+    counts = [int(n) for n in SANITIZER_SUMMARY.findall(text)]
+    if not counts:
+        return None, f"no sanitizer summary (exit {result['exit_code']}): {text[-400:]}"
+    return sum(counts), text if sum(counts) else ""
+
+
 def _sanitized_mutant(entry, prog, mutant, binary):
     """Killed when the named compute-sanitizer tool reports findings on the Sanitize: run."""
-    from .verify import sanitizer_findings
     options, args = prog.sanitize_spec()
     findings, log = sanitizer_findings(binary, mutant.args if mutant.args is not None else args,
                                        mutant.sanitizer, options)
@@ -198,31 +288,6 @@ def _sanitized_mutant(entry, prog, mutant, binary):
     return entry
 
 
-def run_attempt(root, attempt, gpu, worded):
-    """Build one attempt with the lesson's Build line, judge it by the exercise verdict; record entry."""
-    from .exercises import verdict
-    from .model import find_lesson_run
-    from .transcripts import parse_transcript
-    entry = {"lesson": attempt.lesson, "region": attempt.region, "name": attempt.name, "kind": attempt.kind}
-    les = lesson(root, attempt.lesson)
-    run = find_lesson_run(root, attempt.lesson, attempt.args)  # the LESSON's recording of that run
-    with tempfile.TemporaryDirectory(prefix="suite-attempt-") as tmp:
-        binary, failure = build_in_scratch(les, attempt.apply(base_program(root, attempt).text), tmp)
-        if binary is None:
-            entry.update(accepted=False, outcome=failure)
-            return entry
-        result = run_binary(binary, run.args)
-    cmp = verdict(parse_transcript(run.transcript_path(gpu)), result, worded)
-    entry["accepted"] = cmp.ok
-    entry["outcome"] = ("accepted: " + cmp.decided()) if cmp.ok else \
-        ("rejected: " + cmp.problems[0].splitlines()[0])[:300]
-    return entry
-
-
-def attempt_entry_ok(entry):
-    return entry.get("accepted") is (entry.get("kind") == "correct")
-
-
 def mutant_table(results):
     rows = ["| lesson | mutant | what it plants | killed | outcome |", "|---|---|---|---|---|"]
     for rel, entries in sorted(results.items()):
@@ -232,19 +297,7 @@ def mutant_table(results):
     return "\n".join(rows) + "\n"
 
 
-def attempt_table(entries):
-    rows = ["| lesson | region | attempt | kind | accepted | as it should | outcome |", "|---|---|---|---|---|---|---|"]
-    for e in entries:
-        rows.append(f"| {e['lesson']} | {e['region']} | {e['name']} | {e['kind']} | {e['accepted']} | "
-                    f"{'yes' if attempt_entry_ok(e) else 'NO'} | {e['outcome'][:120]} |")
-    return "\n".join(rows) + "\n"
-
-
-
-
 def run_parallel(fn, jobs):
-    import concurrent.futures
-    import os
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(8, (os.cpu_count() or 2) - 1))) as pool:
         return list(pool.map(lambda job: fn(*job), jobs))
 
@@ -254,47 +307,5 @@ def selected(root, names, what):
     names = names or sorted(cats)
     unknown = [n for n in names if n not in cats]
     if unknown:
-        from . import UsageError
         raise UsageError(f"{what}: no catalogue for {unknown[0]!r} (have: {', '.join(sorted(cats))})")
     return cats, names
-
-
-def cmd_mutate(args):
-    """(GPU) Build and run every mutant; record killed/survived in expected/<gpu>/verify.json."""
-    from .running import require_gpu
-    from .verify import load_record, write_record
-    cats, names = selected(args.root, args.names, "mutate")  # names first, then the GPU
-    facts = require_gpu("mutate")
-    root, gpu = args.root, args.gpu or facts.slug
-    jobs = [(root, lesson(root, n), m) for n in names for m in cats[n].mutants]
-    results = {}
-    for (_, prog, _), entry in zip(jobs, run_parallel(run_mutant, jobs)):
-        results.setdefault(prog.rel, []).append(entry)
-    record = load_record(root, gpu)
-    if record is None:
-        raise SuiteError(f"mutate: expected/{gpu}/verify.json does not exist; run verify first")
-    for entry in record["programs"]:
-        if entry["program"] in results:
-            entry["mutants"] = results[entry["program"]]
-    write_record(root, gpu, record)
-    print(mutant_table(results))
-    survivors = [e for es in results.values() for e in es if not e["killed"] and not e.get("blind_spot")]
-    return EXIT_FAIL if survivors else 0
-
-
-def cmd_attempts(args):
-    """(GPU) Build and judge every student attempt; record them under student_attempts."""
-    from .running import require_gpu
-    from .verify import load_record, write_record
-    cats, names = selected(args.root, args.names, "attempts")  # names first, then the GPU
-    facts = require_gpu("attempts")
-    root, gpu = args.root, args.gpu or facts.slug
-    jobs = [(root, a, gpu, cats[n].student_worded) for n in names for a in cats[n].attempts]
-    entries = run_parallel(run_attempt, jobs)
-    record = load_record(root, gpu)
-    if record is None:
-        raise SuiteError(f"attempts: expected/{gpu}/verify.json does not exist; run verify first")
-    record["student_attempts"] = [e for e in record.get("student_attempts", []) if e["lesson"] not in names] + entries
-    write_record(root, gpu, record)
-    print(attempt_table(entries))
-    return EXIT_FAIL if not all(attempt_entry_ok(e) for e in entries) else 0

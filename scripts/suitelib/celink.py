@@ -27,21 +27,26 @@ CE_COMPILER = "nvcc130"
 CE_OPTIONS = "-std=c++17 -O3 -arch=sm_75"
 
 
-def ce_state(source):
-    """The CE session (GoldenLayout config, version 4) as deserialiseState returns it."""
+def ce_state(source, exec_args=None):
+    """The CE session (GoldenLayout config, version 4) as deserialiseState returns it. exec_args: the
+    program's command-line arguments, one string: the executor pane's state carries them as `execArgs`
+    (static/panes/executor.interfaces.ts; executor.ts sends them as executeParameters.args), and
+    `argsPanelShown` opens the field where the student sees them."""
     def pane(name, **state):
         return {"type": "component", "componentName": name, "componentState": state}
     build = dict(source=1, lang=CE_LANG, compiler=CE_COMPILER, options=CE_OPTIONS, libs=[])
     return {"version": 4, "content": [{"type": "row", "content": [
         pane("codeEditor", id=1, source=source, lang=CE_LANG),
         pane("compiler", **build),
-        pane("executor", **build, compilationPanelShown=True, compilerOutShown=True),
+        pane("executor", **build, compilationPanelShown=True, compilerOutShown=True,
+             **({"execArgs": exec_args, "argsPanelShown": True} if exec_args else {})),
     ]}]}
 
 
-def ce_link(source):
-    """https://godbolt.org/#z:... that opens `source` with nvcc 13.0 and an executor that runs it."""
-    inner = uri_quote(rison_encode(minify(ce_state(source)))[1:-1])
+def ce_link(source, exec_args=None):
+    """https://godbolt.org/#z:... that opens `source` with nvcc 13.0 and an executor that runs it
+    (with the command-line arguments exec_args, one string, when given)."""
+    inner = uri_quote(rison_encode(minify(ce_state(source, exec_args)))[1:-1])
     return CE_ROOT + "#" + uri_quote("z:" + rison_encode(lz_compress_base64(inner)))
 
 

@@ -1,17 +1,19 @@
 """The command line: argparse, and the subcommands that only glue the modules together."""
 
 import argparse
+import os
 import shlex
 import sys
 from pathlib import Path
 
-from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, SuiteError, UsageError, read_text
+from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, SuiteError, UsageError
 from . import catalogue, checks, docs, exercises, generate, running, verify
-from .model import Program, data_recordings, all_runs, find_lesson_run, find_run, programs, resolve_source
-from .transcripts import format_transcript, parse_transcript, compare, run_against_transcript, staleness
+from .model import Program, data_recordings, all_runs, find_lesson_run, find_run, lesson, programs, resolve_source
+from .transcripts import (format_transcript, parse_transcript, compare, read_pasted, read_pasted_file,  # noqa: F401
+                          run_against_transcript, split_compiler_explorer, staleness)
 
 def cmd_build(args):
-    """Configure and build every lesson, starter and exercise (preset 'dev')."""
+    """Configure and build every lesson and starter, or the named targets such as NAME_exercise (preset 'dev')."""
     running.cmake_build(args.root, args.targets)
     return EXIT_OK
 
@@ -43,47 +45,20 @@ def cmd_run(args):
     gpu = folder_for(args.root, args.gpu)
     result, cmp = run_against_transcript(run, binary, gpu)
     sys.stdout.write(result["stdout"])
+    if result["exit_code"] == EXIT_SKIP:  # the reason goes in the one skip line, not twice
+        return running.skip_or_fail(run.id, result, next_steps_without_gpu(run))
     sys.stderr.write(result["stderr"])
-    if result["exit_code"] == EXIT_SKIP:
-        return running.skip_or_fail(run.id, result)
     return report(cmp, run.id, f"expected/{gpu}/{run.id}.txt")
 
 
-def read_output(path, what):
-    try:
-        return read_text(path, what)
-    except SuiteError as exc:
-        raise UsageError(str(exc))
-
-
-def clean_pasted(text):
-    """Output as pasted by hand: no byte-order mark, no CR, no blank lines trailing the last line."""
-    text = text.lstrip("\ufeff").replace("\r\n", "\n")
-    return text.rstrip("\n") + "\n" if text.strip("\n") else ""
-
-
-CE_STDOUT, CE_STDERR = "Program stdout", "Program stderr"
-
-
-def split_compiler_explorer(text):
-    """(stdout, stderr, exit code) from Compiler Explorer's executor pane, None when it is not one.
-    The pane prints 'Program returned: N', then 'Program stdout' and 'Program stderr' sections."""
-    lines = text.splitlines()
-    returned = [ln for ln in lines if ln.startswith("Program returned: ")]
-    if not returned or (CE_STDOUT not in lines and CE_STDERR not in lines):
-        return None
-    try:
-        code = int(returned[-1].split(": ", 1)[1])
-    except ValueError:
-        return None
-    parts, current = {CE_STDOUT: [], CE_STDERR: []}, None
-    for ln in lines:
-        if ln in parts:
-            current = ln
-        elif current and not ln.startswith("Program returned: "):
-            parts[current].append(ln)
-    join = lambda xs: "\n".join(xs) + "\n" if xs else ""  # noqa: E731
-    return join(parts[CE_STDOUT]), join(parts[CE_STDERR]), code
+def next_steps_without_gpu(run):
+    """What a student without a GPU does instead: run it on Compiler Explorer's T4, then compare."""
+    source = ("starter/" if run.program.is_starter else "") + run.program.name
+    args = f" (type '{' '.join(run.args)}' into the executor's arguments)" if run.args else ""
+    return [f"next: run it on Compiler Explorer's T4: 'python3 scripts/suite.py ce-link {source}' prints "
+            f"the link{args};",
+            f"  save its output pane to a file, then check it: "
+            f"'python3 scripts/suite.py compare {run.id} --stdout FILE'"]
 
 
 def cmd_compare(args):
@@ -94,7 +69,13 @@ def cmd_compare(args):
     elif "@" in args.name:
         raise UsageError(f"{args.name} is a run id: give either a run id or NAME --args '...', not both")
     else:
-        run = find_lesson_run(root, args.name, shlex.split(args.args) if args.args is not None else None)
+        if not lesson(root, args.name).runs():
+            raise UsageError(f"lessons/{args.name}.cu has no Run: line in its header: no recorded run to compare with")
+        try:
+            argv = shlex.split(args.args) if args.args is not None else None
+        except ValueError as exc:  # an unterminated quote
+            raise UsageError(f"--args {args.args!r}: cannot split it into arguments ({exc})")
+        run = find_lesson_run(root, args.name, argv)
     gpu = running.transcript_gpu(root, args.gpu, None)
     path = run.transcript_path(gpu)
     if not path.exists():
@@ -112,24 +93,9 @@ def cmd_compare(args):
 
 
 def pasted_result(args, expected):
-    """(result, notes): the output the user saved; what it does not give is taken as recorded, and said."""
-    stdout = clean_pasted(read_output(args.stdout, "output file"))
-    if stdout.startswith("# suite transcript"):
-        raise UsageError(f"{args.stdout} is a recorded transcript, not a program's output")
-    stderr = clean_pasted(read_output(args.stderr, "output file")) if args.stderr else None
-    code, notes = args.exit_code, []
-    pane = split_compiler_explorer(stdout)
-    if pane is not None:  # Compiler Explorer's output pane holds stdout, stderr and the exit code
-        stdout = pane[0]
-        stderr = pane[1] if stderr is None else stderr
-        code = pane[2] if code is None else code
-        notes.append("read as Compiler Explorer's output pane (Program returned / Program stdout / Program stderr)")
-    if stderr is None:
-        notes.append("stderr not compared (give --stderr FILE)")
-    if code is None:
-        notes.append("exit code not compared (give --exit-code N)")
-    return {"stdout": stdout, "stderr": expected["stderr"] if stderr is None else stderr,
-            "exit_code": expected["exit_code"] if code is None else code}, notes
+    """(result, notes): the output the user saved; what it does not give is taken as recorded, and said.
+    The pane reader itself is transcripts.read_pasted (exercise check --pane uses it too)."""
+    return read_pasted(args.stdout, args.stderr, args.exit_code, expected)
 
 
 def cmd_bless(args):
@@ -202,15 +168,11 @@ def cmd_check(args):
 
 def cmd_sync(args):
     """Write what check compares: common blocks, starters (exercise bodies kept), pages, links."""
-    changes, errors = generate.synced_sources(args.root)
-    for path, text in changes.items():
-        path.write_text(text, encoding="utf-8")
-        print(f"updated {path.relative_to(args.root)}")
-    changed, problems = docs.sync_docs(args.root)
-    for rel in changed:
+    written, problems = generate.sync(args.root)  # the plan that check compares against
+    for rel in written:
         print(f"updated {rel}")
-    if errors or problems:
-        raise SuiteError("sync left these to fix by hand: " + "; ".join(errors + problems))
+    if problems:
+        raise SuiteError("sync left these to fix by hand: " + "; ".join(problems))
     return EXIT_OK
 
 
@@ -245,9 +207,14 @@ def cmd_ce_link(args):
 
 
 def cmd_exercise(args):
-    """Start an exercise from a starter, or check your exercise by what it does."""
+    """Start an exercise from a starter, or check your exercise by what it does (on a GPU, or from a pasted
+    Compiler Explorer output pane with --pane)."""
     if args.action == "start":
         return exercises.start(args.root, args.name, args.force)
+    if args.pane is not None:  # read as `compare` reads a pane; judged by the exercise's rules
+        return exercises.check_pane(args.root, args.name, args.pane, args.args, args.gpu)
+    if args.args is not None:
+        raise UsageError("exercise check: --args picks the recorded run of a --pane; on a GPU every run is judged")
     return exercises.check(args.root, args.name, args.bin_dir, args.gpu)
 
 
@@ -276,7 +243,8 @@ def _run_parsers(sub):
         p.add_argument("--gpu", default=None, help="transcript folder under expected/ (default: this GPU)")
     p = _add(sub, "compare", cmd_compare)
     p.add_argument("name", help="lesson name (or a run id such as starter/testing)")
-    p.add_argument("--stdout", type=Path, required=True, help="file holding the program's stdout")
+    p.add_argument("--stdout", type=Path, required=True,
+                   help="file holding the program's stdout, or Compiler Explorer's output pane copied whole")
     p.add_argument("--stderr", type=Path, default=None, help="file holding its stderr (default: not compared)")
     p.add_argument("--exit-code", type=int, default=None, help="its exit code (default: not compared)")
     p.add_argument("--args", default=None, help="its arguments, to pick the recorded run (default: the first Run: line)")
@@ -291,7 +259,7 @@ def _gpu_parsers(sub):
     p.add_argument("--only", action="append", metavar="PROGRAM", help="verify only these programs")
     p.add_argument("--no-ctest", action="store_true", help="do not run the GPU CTest workflow (keeps the old counts)")
     p.add_argument("--ctest-only", action="store_true", help="only run the GPU CTest workflow; store its counts")
-    for name, func in (("mutate", catalogue.cmd_mutate), ("attempts", catalogue.cmd_attempts)):
+    for name, func in (("mutate", verify.cmd_mutate), ("attempts", verify.cmd_attempts)):
         p = _add(sub, name, func)
         p.add_argument("names", nargs="*", help="lessons (default: every lesson in the catalogue)")
         p.add_argument("--gpu", default=None)
@@ -319,6 +287,10 @@ def _other_parsers(sub):
     p.add_argument("--force", action="store_true", help="start: replace an existing exercise file")
     p.add_argument("--bin-dir", type=Path, default=None)
     p.add_argument("--gpu", default=None)
+    p.add_argument("--pane", type=Path, default=None,
+                   help="check: Compiler Explorer's whole output pane saved to FILE (no GPU needed)")
+    p.add_argument("--args", default=None, help="check --pane: the arguments the pane's run was given "
+                   "(default: the lesson's first Run: line)")
     p = _add(sub, "cli-case", cmd_cli_case)
     p.add_argument("--bin", required=True)
     p.add_argument("--row", required=True)
@@ -332,6 +304,17 @@ def build_parser(default_root):
     _gpu_parsers(sub)
     _other_parsers(sub)
     return parser
+
+
+def silence_stdout():
+    """The reader of stdout went away: point stdout at /dev/null so the exit flush cannot fail again."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # an in-memory stream (tests)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def main(argv=None, default_root=None):
@@ -352,20 +335,22 @@ def main(argv=None, default_root=None):
               file=sys.stderr)
         return EXIT_USAGE
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the handlers, not at exit
+        return status
     except SuiteError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.code
-    except ValueError as exc:  # shlex on an unterminated quote in --args or a table row
-        print(f"error: cannot split the arguments: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    except BrokenPipeError:  # `suite.py list-runs | head`; an OSError too, so it comes first
+        silence_stdout()
+        return EXIT_OK
     except OSError as exc:  # a file the user named or owns cannot be read or written
         where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
         print(f"error: cannot use{where}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_FAIL
-    except BrokenPipeError:  # `suite.py list-runs | head`
-        sys.stdout = open("/dev/null", "w")
-        return EXIT_OK
+    except ValueError as exc:  # a value no check above caught: its own message, never a traceback
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAIL
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return EXIT_FAIL

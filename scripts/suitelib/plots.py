@@ -1,29 +1,49 @@
 """Charts (the only module that imports matplotlib, and only inside the render functions): a
 report_data CSV as a measured roofline (with gemm_ladder steps and cuBLAS from anchors.csv), a
-sweep CSV as a ranked bar chart. Input and output are checked before matplotlib is imported."""
+sweep CSV as a ranked bar chart. Input and output are checked before matplotlib is imported.
+
+The recorded charts (expected/<gpu>/data/*.png) are drawn only by record_charts, which also writes
+their sha256 to charts.json; check_charts compares those hashes without re-rendering (the GPU
+machine may have no matplotlib). `plot --out` refuses a path inside a suite's expected/ folder."""
 
 import csv
+import hashlib
 import io
+import json
+import math
 import os
 import re
 from pathlib import Path
 
 from . import EXIT_FAIL, EXIT_OK, SuiteError, UsageError, read_text
+from .model import data_recordings
 from .transcripts import NUM
 
 FORMATS = (".png", ".svg", ".pdf")
+CHARTS_JSON = "charts.json"
+# The report_data CSV's comment lines (lessons/report_data.cu, printPreamble): the measured ceilings
+# on the `# ceilings` line, the shared-memory bound on a `# [device]` line.
+BANDWIDTH_RE = re.compile(r"bandwidth (" + NUM + r") GB/s")
+PEAK_RE = re.compile(r"FP32 peak (" + NUM + r") GFLOP/s")
+SMEM_RE = re.compile(r"shared-memory loads (" + NUM + r") GB/s")
+SMEM_BOUND_RE = re.compile(r"shared-memory bound [^;]*?= (" + NUM + r") GB/s")
+GPU_RE = re.compile(r"GPU: ([^(]+?) \(")
 
 
 def read_csv_with_comments(path):
-    """(comment lines, rows as dicts) of a CSV whose comments start with '#'."""
-    lines = read_text(path, "CSV file").splitlines()
+    """(comment lines, rows as dicts) of a CSV whose comments start with '#'. A byte-order mark and
+    CRLF line ends are accepted; each row's "_line" is its line number in the file."""
+    lines = read_text(path, "CSV file").lstrip("\ufeff").splitlines()
     comments = [line[1:].strip() for line in lines if line.startswith("#")]
+    data = [(no, line) for no, line in enumerate(lines, 1) if line.strip() and not line.startswith("#")]
     try:
-        rows = list(csv.DictReader(io.StringIO("\n".join(l for l in lines if l.strip() and not l.startswith("#")))))
+        rows = list(csv.DictReader(io.StringIO("\n".join(line for _, line in data))))
     except csv.Error as exc:
         raise SuiteError(f"{path}: malformed CSV: {exc}")
     if not rows:
         raise SuiteError(f"{path}: no CSV rows")
+    for row, (no, _) in zip(rows, data[1:]):
+        row["_line"] = no
     return comments, rows
 
 
@@ -34,30 +54,47 @@ def need_columns(path, rows, columns):
 
 
 def number(path, row, column):
+    """A finite number from one cell; NaN, infinity or text is a one-line error naming the cell."""
+    where = f"{path}:{row.get('_line', '?')}"
     try:
-        return float(row[column])
+        value = float(row[column])
     except (TypeError, ValueError):
-        raise SuiteError(f"{path}: malformed CSV: {column} = {row.get(column)!r} is not a number")
+        raise SuiteError(f"{where}: malformed CSV: {column} = {row.get(column)!r} is not a number")
+    if not math.isfinite(value):
+        raise SuiteError(f"{where}: {column} = {row[column]!r} is not a finite number: a chart cannot place it")
+    return value
+
+
+def found(regex, text):
+    m = regex.search(text)
+    return float(m.group(1)) if m else None
 
 
 def roofline_points(path):
     """Ceilings and the timed, passing points of a report_data CSV."""
     comments, rows = read_csv_with_comments(path)
     text = " ".join(comments)
-    bw = re.search(r"bandwidth (" + NUM + r") GB/s", text)
-    peak = re.search(r"FP32 peak (" + NUM + r") GFLOP/s", text)
-    gpu = re.search(r"GPU: ([^(]+?) \(", text)
-    if not bw or not peak:
+    bw, peak, gpu = found(BANDWIDTH_RE, text), found(PEAK_RE, text), GPU_RE.search(text)
+    if bw is None or peak is None:
         raise SuiteError(f"{path}: the comment lines carry no measured bandwidth / FP32 peak")
+    if not all(math.isfinite(v) and v > 0 for v in (bw, peak)):
+        raise SuiteError(f"{path}: the measured bandwidth / FP32 peak must be positive")
     need_columns(path, rows, ("kernel", "n", "verdict", "gflops", "ai_compulsory"))
     points = [{"kernel": r["kernel"], "n": int(number(path, r, "n")), "ai": number(path, r, "ai_compulsory"),
                "ai_model": number(path, r, "ai_model") if r.get("ai_model") not in (None, "") else None,
+               "smem_loads": number(path, r, "smem_loads_per_fma") if r.get("smem_loads_per_fma") not in (None, "") else 0.0,
                "gflops": number(path, r, "gflops")}
               for r in rows if r["verdict"] == "PASS" and r["gflops"] not in ("", "n/a")]
     if not points:
         raise SuiteError(f"{path}: no passing, timed point to chart")
-    return {"gpu": gpu.group(1).strip() if gpu else "GPU", "bw_gbs": float(bw.group(1)),
-            "peak_gflops": float(peak.group(1)), "points": points, "anchors": []}
+    return {"gpu": gpu.group(1).strip() if gpu else "GPU", "bw_gbs": bw, "peak_gflops": peak,
+            "smem_gbs": found(SMEM_RE, text), "smem_bound_gbs": found(SMEM_BOUND_RE, text),
+            "points": points, "anchors": []}
+
+
+def smem_roof(gbs, loads):
+    """GFLOP/s that shared memory delivering gbs feeds when each FMA (2 FLOP) loads `loads` words of 4 bytes."""
+    return gbs * 2.0 / (4.0 * loads) if gbs and loads > 0 else None
 
 
 def anchor_points(path):
@@ -74,17 +111,40 @@ def anchor_points(path):
 
 
 def points_over_roof(data):
-    """Points above min(peak, AI x bandwidth): a roofline cannot have any."""
-    return [p for p in data["points"] if p["gflops"] > min(data["peak_gflops"], p["ai"] * data["bw_gbs"]) * 1.0001]
+    """Points above a roof, which a roofline cannot have: min(peak, AI x bandwidth), and for a point
+    that loads from shared memory its shared-memory roof. That roof is taken as the higher of the
+    measured one and the one from the attribute bound: the kernel and the shared-load kernel are
+    timed apart and can both sit at it, so only a point above both says the load model is wrong."""
+    over = []
+    for p in data["points"]:
+        roof = min(data["peak_gflops"], p["ai"] * data["bw_gbs"])
+        smem = [r for r in (smem_roof(data.get("smem_gbs"), p.get("smem_loads", 0.0)),
+                            smem_roof(data.get("smem_bound_gbs"), p.get("smem_loads", 0.0))) if r]
+        if smem:
+            roof = min(roof, max(smem))
+        if p["gflops"] > roof * 1.0001:
+            over.append(p)
+    return over
 
 
 def check_out(out):
     out = Path(out)
     if out.suffix.lower() not in FORMATS:
         raise UsageError(f"--out {out}: unsupported format {out.suffix or '(none)'!r} (use {', '.join(FORMATS)})")
+    if inside_expected(out):
+        raise UsageError(f"--out {out}: inside a suite's expected/ folder, where only the GPU recording "
+                         f"writes (recorded charts are drawn by record_charts); choose another path")
     parent = out.parent if str(out.parent) else Path(".")
     if out.is_dir() or not parent.is_dir() or not os.access(parent, os.W_OK):
         raise UsageError(f"--out {out}: cannot write there (no such folder, a folder, or not writable)")
+
+
+def inside_expected(out):
+    """Is out (symlinks resolved) under the expected/ folder of a suite (a folder beside lessons/)?"""
+    for folder in Path(os.path.realpath(Path(out).absolute())).parents:
+        if folder.name == "expected" and (folder.parent / "lessons").is_dir():
+            return True
+    return False
 
 
 def pyplot():
@@ -99,7 +159,8 @@ def pyplot():
 
 def save(fig, plt, out):
     try:
-        fig.savefig(out)
+        # No date or version in the file: the same CSV and matplotlib draw the same bytes.
+        fig.savefig(out, metadata={"Software": None} if Path(out).suffix.lower() == ".png" else None)
     except (OSError, ValueError) as exc:
         raise UsageError(f"--out {out}: cannot write it ({exc})")
     finally:
@@ -116,6 +177,17 @@ def render_roofline(data, out):
     ax.plot(xs, [min(data["peak_gflops"], x * data["bw_gbs"]) for x in xs], "k-", lw=2,
             label=f"roof: min({data['peak_gflops']:.0f} GFLOP/s, AI x {data['bw_gbs']:.0f} GB/s), measured")
     ax.axhline(data["peak_gflops"], color="gray", ls="--", lw=1, label="FP32 peak (measured FMA kernel)")
+    lows = []
+    for loads in sorted({p["smem_loads"] for p in data["points"] if p.get("smem_loads")}):
+        users = ", ".join(sorted({p["kernel"] for p in data["points"] if p.get("smem_loads") == loads}))
+        measured, bound = smem_roof(data.get("smem_gbs"), loads), smem_roof(data.get("smem_bound_gbs"), loads)
+        if measured:
+            ax.axhline(measured, color="tab:red", ls="-", lw=1.5,
+                       label=f"shared-memory roof of {users} ({loads:g} loads of 4 B per FMA): {measured:.0f} GFLOP/s, measured")
+            lows.append(measured)
+        if bound:
+            ax.axhline(bound, color="tab:red", ls=":", lw=1,
+                       label=f"the same from the attribute bound (32 banks x 4 B x clock): {bound:.0f} GFLOP/s")
     for kernel, marker in (("naive", "o"), ("tiled", "s")):
         mine = [p for p in data["points"] if p["kernel"] == kernel]
         if mine:
@@ -131,12 +203,12 @@ def render_roofline(data, out):
         ax.annotate(f"{p['kernel']} n={p['n']}", (p["ai"], p["gflops"]), textcoords="offset points", xytext=(4, 2), fontsize=6)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_ylim(min([p["gflops"] for p in pts] + [data["peak_gflops"]]) / 4, data["peak_gflops"] * 3)
+    ax.set_ylim(min([p["gflops"] for p in pts] + [data["peak_gflops"]] + lows) / 4, data["peak_gflops"] * 3)
     ax.set_xlabel("arithmetic intensity (FLOP/byte): filled = compulsory traffic, hollow = modelled loads")
     ax.set_ylabel("GFLOP/s (median launch)")
     ax.set_title(f"FP32 GEMM roofline on {data['gpu']} (labels: n = M = N = K)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="upper left")
+    ax.legend(fontsize=6, loc="upper left")
     fig.tight_layout()
     save(fig, plt, out)
 
@@ -168,14 +240,13 @@ def render_sweep(data, out):
     save(fig, plt, out)
 
 
-def plot(kind, csv_path, out, anchors=None):
-    """Render one chart; return the exit code (1 when a roofline point lies above a roof)."""
-    check_out(out)
+def draw(kind, csv_path, out, anchors=None):
+    """Render one chart, wherever out is; (exit code, summary). Exit 1 when a roofline point lies
+    above a roof."""
     if kind == "sweep":
         data = sweep_points(csv_path)
         render_sweep(data, out)
-        print(f"wrote {out}: {len(data['points'])} ranked points")
-        return EXIT_OK
+        return EXIT_OK, f"{len(data['points'])} ranked points"
     data = roofline_points(csv_path)
     side = Path(csv_path).with_name("anchors.csv")
     anchors = anchors or (side if side.is_file() else None)
@@ -183,6 +254,90 @@ def plot(kind, csv_path, out, anchors=None):
         data["anchors"] = anchor_points(anchors)
     render_roofline(data, out)
     above = points_over_roof(data)
-    print(f"wrote {out}: {len(data['points'])} points" + (f", {len(data['anchors'])} anchor points" if anchors else "")
-          + (", all under both roofs" if not above else f", {len(above)} ABOVE a roof: {above}"))
-    return EXIT_FAIL if above else EXIT_OK
+    summary = (f"{len(data['points'])} points" + (f", {len(data['anchors'])} anchor points" if anchors else "")
+               + (", all under every roof" if not above else f", {len(above)} ABOVE a roof: {above}"))
+    return (EXIT_FAIL if above else EXIT_OK), summary
+
+
+def plot(kind, csv_path, out, anchors=None):
+    """The `plot` command: render one chart to a path outside expected/; return the exit code."""
+    check_out(out)
+    status, summary = draw(kind, csv_path, out, anchors)
+    print(f"wrote {out}: {summary}")
+    return status
+
+
+# --- the recorded charts ------------------------------------------------------------------
+def sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def recorded_charts(root):
+    """(csv name, chart kind, image name) of every charted data recording in scripts/course.json."""
+    return [(csv_name, kind, image) for _, _, csv_name, kind, image in data_recordings(root) if kind and image]
+
+
+def record_charts(root, gpu):
+    """Draw every recorded chart from its recorded CSV under expected/<gpu>/data/ and write the
+    charts' and their CSVs' sha256 to charts.json there; return the lines to print."""
+    data_dir = Path(root) / "expected" / gpu / "data"
+    entries, report = {}, []
+    for csv_name, kind, image in recorded_charts(root):
+        source = data_dir / csv_name
+        if not source.is_file():
+            raise SuiteError(f"{source}: no recorded CSV to draw {image} from (record it first: bless --all)")
+        status, summary = draw(kind, source, data_dir / image)
+        entries[image] = {"from": csv_name, "kind": kind, "sha256": sha256(data_dir / image),
+                          "from_sha256": sha256(source)}
+        report.append(f"drew {image} from {csv_name}: {summary}" + ("" if status == EXIT_OK else " (exit 1)"))
+    text = json.dumps({"about": "sha256 of each recorded chart and of the CSV it was drawn from "
+                                "(written by record_charts; check_charts compares them)",
+                       "charts": entries}, indent=2, sort_keys=True) + "\n"
+    (data_dir / CHARTS_JSON).write_text(text, encoding="utf-8")
+    report.append(f"wrote {(data_dir / CHARTS_JSON).relative_to(root)}: {len(entries)} charts")
+    return report
+
+
+def check_charts(root, gpu):
+    """'file:line: problem' for every recorded chart that charts.json does not vouch for: missing,
+    changed since it was recorded, or drawn from a CSV that changed since. No rendering."""
+    root = Path(root)
+    data_dir = root / "expected" / gpu / "data"
+
+    def rel(path):
+        return path.relative_to(root).as_posix()
+
+    index = data_dir / CHARTS_JSON
+    charts = recorded_charts(root)
+    if not charts:
+        return []
+    if not index.is_file():
+        return [f"{rel(index)}:1: missing: the recorded charts' hashes (draw them with record_charts)"]
+    try:
+        text = read_text(index, "charts record")
+        recorded = json.loads(text)["charts"]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        return [f"{rel(index)}:1: malformed charts record: {exc!r}"]
+    except SuiteError as exc:
+        return [str(exc)]
+    lines = text.splitlines()
+
+    def line_of(image):  # the line of charts.json that names the image
+        return next((no for no, line in enumerate(lines, 1) if f'"{image}"' in line), 1)
+
+    problems = []
+    for csv_name, _, image in charts:
+        path, source = data_dir / image, data_dir / csv_name
+        entry = recorded.get(image) if isinstance(recorded, dict) else None
+        if not isinstance(entry, dict) or "sha256" not in entry:
+            problems.append(f"{rel(index)}:1: no hash for {image} (draw the charts with record_charts)")
+        elif not path.is_file():
+            problems.append(f"{rel(path)}:1: missing; charts.json records it (draw it with record_charts)")
+        elif sha256(path) != entry["sha256"]:
+            problems.append(f"{rel(path)}:1: sha256 {sha256(path)[:12]}... differs from the "
+                            f"{entry['sha256'][:12]}... that {rel(index)}:{line_of(image)} records: the chart was "
+                            f"replaced by hand (draw it with record_charts)")
+        elif source.is_file() and sha256(source) != entry.get("from_sha256"):
+            problems.append(f"{rel(path)}:1: drawn from another {csv_name} than the one recorded now "
+                            f"({rel(index)}:{line_of(image)}): draw it again with record_charts")
+    return problems

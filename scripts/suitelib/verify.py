@@ -1,6 +1,6 @@
 """The GPU record: `verify` proves every program (transcripts, sanitizers, repeats, the sm_75 PTX
-build, the Compiler Explorer budget, mutants, student attempts, cuBLAS anchors, the GPU CTest run)
-and writes expected/<gpu>/verify.json + verify.md with the sha256 of every file it verified;
+build, the Compiler Explorer budget of every run, mutants, student attempts judged over every run,
+the speed exercises in a serial phase of their own, cuBLAS anchors, the GPU CTest run) and writes expected/<gpu>/verify.json + verify.md with the sha256 of every file it verified;
 `check --only verify-record` reads that record back."""
 
 import concurrent.futures
@@ -8,24 +8,23 @@ import datetime
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, SuiteError, UsageError, read_text
-from . import catalogue
-from .model import programs
+from . import catalogue, exercises
+from .anchors import anchor_problems, anchor_table, measure_anchors
+from .catalogue import sanitizer_findings  # noqa: F401  (verify's jobs call it by this name)
+from .model import Program, data_recordings, lesson, programs
 from .running import ctest_gpu, require_gpu, run_binary, run_measured
 from .transcripts import mask, run_against_transcript
 
-BUDGET = {"wall_s_1core": 5.0, "peak_rss_mib": 200.0, "output_bytes": 32768}
+BUDGET = exercises.BUDGET  # Compiler Explorer's budget; exercises decides from it which runs fit
 BUDGET_KEYS = ("wall_s_1core", "cpu_s_1core", "peak_rss_mib", "output_bytes")
 REPEAT_RUNS = 10
 SANITIZERS = ("memcheck", "racecheck", "initcheck", "synccheck")
-SANITIZER_SUMMARY = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+) (?:errors?|hazards?)")
-SANITIZER_TIMEOUT_S = 240
 
 
 # --- the record file ---------------------------------------------------------------------
@@ -103,6 +102,10 @@ def _program_problems(root, record, rel, cats):
             errors.append(f"{where}: stale: verified from another version of the source (run verify)")
         errors += entry_problems(entry, where, lesson=not prog.is_starter)
         if not prog.is_starter:
+            unmeasured = [r.id for r in prog.runs() if r.id not in entry.get("runs_budget", {})]
+            if unmeasured:
+                errors.append(f"{where}: no Compiler Explorer budget recorded for run(s) {', '.join(unmeasured)} "
+                              f"(run verify): the pane verdict decides from it which runs fit Compiler Explorer")
             recorded = sorted(m.get("name", "") for m in entry.get("mutants", []))
             wanted = sorted(m.name for m in (cats[prog.name].mutants if prog.name in cats else []))
             if recorded != wanted:
@@ -111,17 +114,25 @@ def _program_problems(root, record, rel, cats):
     return errors
 
 
-def _attempt_problems(record, rel, cats):
+def _attempt_problems(root, record, rel, cats):
     wanted = {(a.lesson, a.region, a.name, a.kind) for c in cats.values() for a in c.attempts}
     entries = record.get("student_attempts", [])
     have = {(e.get("lesson"), e.get("region"), e.get("name"), e.get("kind")) for e in entries}
     errors = [f"{rel}: student attempt {k[0]}/{k[1]}/{k[2]} ({k[3]}) is not in the record (run verify or attempts)"
               for k in sorted(wanted - have)]
     errors += [f"{rel}: recorded student attempt {k[0]}/{k[2]} is not in the catalogue any more" for k in sorted(have - wanted)]
+    run_ids = {}
     for e in entries:
-        if not catalogue.attempt_entry_ok(e):
+        if not exercises.attempt_entry_ok(e):
             errors.append(f"{rel}: {e.get('kind')} attempt {e.get('lesson')}/{e.get('name')} was "
                           f"{'accepted' if e.get('accepted') else 'rejected'}: {e.get('outcome')}")
+        name = e.get("lesson")
+        if name not in run_ids:
+            path = Path(root) / "lessons" / f"{name}.cu"
+            run_ids[name] = [r.id for r in Program(root, path).runs()] if path.is_file() else None
+        if run_ids[name] is not None and e.get("runs") != run_ids[name]:
+            errors.append(f"{rel}: student attempt {name}/{e.get('name')} was judged over {e.get('runs')}, not "
+                          f"every recorded run of lessons/{name}.cu {run_ids[name]} (run verify or attempts)")
     return errors
 
 
@@ -156,24 +167,12 @@ def check_verify_record(root, gpu=DEFAULT_GPU):
         return [str(exc)]
     if record is None:
         return [f"{rel}:1: missing: run 'scripts/suite.py verify' on the GPU"]
-    from .anchors import anchor_problems
-    return (_program_problems(root, record, rel, cats) + _attempt_problems(record, rel, cats)
+    return (_program_problems(root, record, rel, cats) + _attempt_problems(root, record, rel, cats)
+            + exercises.speed_problems(record, cats, rel)
             + _file_problems(root, record, rel, gpu) + _ctest_problems(record, rel) + anchor_problems(root, record, rel))
 
 
 # --- verify: composed from the run, sanitize and budget functions ---------------------------
-def sanitizer_findings(binary, args, tool, options=()):
-    """(findings, log text) of one compute-sanitizer tool; (None, why) when it gave no summary."""
-    cmd = ["compute-sanitizer", "--tool", tool, "--print-limit", "20"] + list(options)
-    try:
-        result = run_binary(binary, args, timeout=SANITIZER_TIMEOUT_S, prefix=cmd)
-    except SuiteError as exc:
-        return None, str(exc)
-    text = result["stdout"] + result["stderr"]
-    counts = [int(n) for n in SANITIZER_SUMMARY.findall(text)]
-    if not counts:
-        return None, f"no sanitizer summary (exit {result['exit_code']}): {text[-400:]}"
-    return sum(counts), text if sum(counts) else ""
 
 
 def build_tree(root, name, archs, targets, optional=()):
@@ -256,7 +255,7 @@ def make_jobs(root, progs, native, ptx75, gpu, cats):
         if not p.is_starter and p.name in cats:
             jobs += [(("mutant", p.rel, m.name), catalogue.run_mutant, (root, p, m)) for m in cats[p.name].mutants]
             worded = cats[p.name].student_worded
-            jobs += [(("attempt", p.rel, a.region, a.name), catalogue.run_attempt, (root, a, gpu, worded))
+            jobs += [(("attempt", p.rel, a.region, a.name), exercises.run_attempt, (root, a, gpu, worded))
                      for a in cats[p.name].attempts]
     return jobs
 
@@ -278,7 +277,6 @@ def write_record(root, gpu, record, log=(), rehash=False):
 
 
 def verify_table(record):
-    from .anchors import anchor_table
     rows = [f"# GPU verification: {record['gpu']}, CUDA {record['toolkit']}, {record['recorded_at']}",
             "", f"Whole `scripts/suite.py verify`: {record.get('total_wall_s')} s wall. "
             f"Budget per lesson (one core): wall <= {BUDGET['wall_s_1core']} s, "
@@ -297,7 +295,10 @@ def verify_table(record):
         rows += ["", f"GPU CTest run (`cmake --workflow --preset gpu`): {ctest.get('passed')} passed, "
                      f"{ctest.get('failed')} failed, {ctest.get('skipped')} skipped."]
     if record.get("student_attempts"):
-        rows += ["", "## Student attempts", "", catalogue.attempt_table(record["student_attempts"]).rstrip("\n")]
+        rows += ["", "## Student attempts (each judged over every recorded run of its lesson)", "",
+                 exercises.attempt_table(record["student_attempts"]).rstrip("\n")]
+    if record.get("exercise_speed"):
+        rows += ["", "## Speed exercises", "", speed_table(record["exercise_speed"]).rstrip("\n")]
     if record.get("anchors"):
         rows += ["", "## cuBLAS anchors", "", anchor_table(record["anchors"]).rstrip("\n")]
     return "\n".join(rows) + "\n"
@@ -337,7 +338,6 @@ def select_programs(root, only):
 
 def cmd_verify(args):
     """(GPU) Prove every program and write expected/<gpu>/verify.json and verify.md."""
-    from .anchors import measure_anchors
     root = args.root
     if not args.deadline > 0:  # also refuses nan
         raise UsageError(f"verify: --deadline expects a positive number of seconds, got {args.deadline}")
@@ -359,17 +359,25 @@ def cmd_verify(args):
         native, ptx75 = (f.result() for f in [pool.submit(build_tree, root, "verify-native", "75;90", targets, anchor_targets),
                                               pool.submit(build_tree, root, "verify-sm75", "75", targets)])
     cpu = sorted(os.sched_getaffinity(0))[0]
-    budget = {p.rel: run_measured(native / p.target, p.runs()[0].args, cpu) for p in progs if not p.is_starter}
+    # Every run's budget, one at a time on one core: a student's pane verdict reads which runs fit CE.
+    budget = {p.rel: {r.id: run_measured(native / p.target, r.args, cpu) for r in p.runs()}
+              for p in progs if not p.is_starter}
     results = run_jobs(make_jobs(root, progs, native, ptx75, gpu, cats), t0 + args.deadline, progress)
     entries = [program_entry(p, results, cats) for p in progs]
     for e in entries:
-        e.update({k: budget[e["program"]][k] for k in BUDGET_KEYS} if e["program"] in budget else {})
+        if e["program"] in budget:
+            runs_budget = {rid: {k: b[k] for k in BUDGET_KEYS} for rid, b in budget[e["program"]].items()}
+            e.update(runs_budget[next(iter(runs_budget))])  # the default run's, as the budget check reads it
+            e["runs_budget"] = runs_budget
     attempts = [results.get(("attempt", p.rel, a.region, a.name)) or {"lesson": a.lesson, "region": a.region, "name": a.name,
                 "kind": a.kind, "accepted": None, "outcome": "not finished"}
                 for p in progs if p.name in cats and not p.is_starter for a in cats[p.name].attempts]
     record = {"gpu": facts.name, "toolkit": facts.toolkit,
               "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "budget": BUDGET, "programs": entries, "student_attempts": attempts}
+    # The speed exercises run alone, after every other GPU job: timings of a busy GPU decide nothing.
+    lesson_names = [p.name for p in progs if not p.is_starter]
+    record["exercise_speed"] = exercises.speed_phase(root, cats, lesson_names, progress)
     old = load_record(root, gpu) if args.only else None
     if old:  # merge a partial run into the record: what it did not re-verify keeps its old hashes
         record["files"] = dict(old.get("files", {}))
@@ -377,12 +385,13 @@ def cmd_verify(args):
         record["programs"] = sorted(kept + entries, key=lambda e: e["program"])
         names = {p.name for p in progs}
         record["student_attempts"] = [a for a in old.get("student_attempts", []) if a["lesson"] not in names] + attempts
+        record["exercise_speed"] = [s for s in old.get("exercise_speed", []) if s.get("lesson") not in names] \
+            + record["exercise_speed"]
     record["anchors"] = measure_anchors(root, native, gpu, progress)
     record["ctest_gpu"] = ctest_gpu(root) if not args.no_ctest else (old or {}).get("ctest_gpu")
     record["total_wall_s"] = round(time.monotonic() - t0, 1)
     log = [n for p in progs for r in p.runs() for n in (results.get(("run", p.rel, r.id)) or {"notes": [f"{r.id}: not finished"]})["notes"]]
     verified = {run.transcript_path(gpu).relative_to(root).as_posix() for p in progs for run in p.runs()}
-    from .model import data_recordings  # the data files a lesson's verify vouches for
     verified |= {f"expected/{gpu}/data/{csv}" for name, _, csv, _, _ in data_recordings(root)
                  for p in progs if p.name == name and not p.is_starter}
     write_record(root, gpu, record, log, rehash=True if not args.only else verified | {f"expected/{gpu}/data/anchors.csv"})
@@ -392,3 +401,53 @@ def cmd_verify(args):
         print("error: " + p, file=sys.stderr)
     print(f"verify: {len(problems)} problem(s); details in build/verify.log", file=sys.stderr)
     return EXIT_FAIL if problems else EXIT_OK
+
+
+def speed_table(entries):
+    rows = ["| lesson | region | run | slow reference / solution | bar | spread | correct attempts (ratio: outcome) |",
+            "|---|---|---|---|---|---|---|"]
+    for e in entries:
+        if e.get("error"):
+            rows.append(f"| {e.get('lesson')} | {e.get('region')} | {e.get('run')} | not timed | | | {e['error'][:120]} |")
+            continue
+        tried = "; ".join(f"{a['name']} {a.get('ratio')}: {a.get('outcome')}" for a in e.get("attempts", []))
+        rows.append(f"| {e['lesson']} | {e['region']} | {e['run']} | {e.get('slow_ratio')} | {e.get('threshold')} | "
+                    f"{e.get('spread')} | {tried} |")
+    return "\n".join(rows) + "\n"
+
+
+def cmd_attempts(args):
+    """(GPU) Build and judge every student attempt over every recorded run; record them under student_attempts."""
+    cats, names = catalogue.selected(args.root, args.names, "attempts")  # names first, then the GPU
+    facts = require_gpu("attempts")
+    root, gpu = args.root, args.gpu or facts.slug
+    jobs = [(root, a, gpu, cats[n].student_worded) for n in names for a in cats[n].attempts]
+    entries = catalogue.run_parallel(exercises.run_attempt, jobs)
+    record = load_record(root, gpu)
+    if record is None:
+        raise SuiteError(f"attempts: expected/{gpu}/verify.json does not exist; run verify first")
+    record["student_attempts"] = [e for e in record.get("student_attempts", []) if e["lesson"] not in names] + entries
+    write_record(root, gpu, record)
+    print(exercises.attempt_table(entries))
+    return EXIT_FAIL if not all(exercises.attempt_entry_ok(e) for e in entries) else 0
+
+
+def cmd_mutate(args):
+    """(GPU) Build and run every mutant; record killed/survived in expected/<gpu>/verify.json."""
+    cats, names = catalogue.selected(args.root, args.names, "mutate")  # names first, then the GPU
+    facts = require_gpu("mutate")
+    root, gpu = args.root, args.gpu or facts.slug
+    jobs = [(root, lesson(root, n), m) for n in names for m in cats[n].mutants]
+    results = {}
+    for (_, prog, _), entry in zip(jobs, catalogue.run_parallel(catalogue.run_mutant, jobs)):
+        results.setdefault(prog.rel, []).append(entry)
+    record = load_record(root, gpu)
+    if record is None:
+        raise SuiteError(f"mutate: expected/{gpu}/verify.json does not exist; run verify first")
+    for entry in record["programs"]:
+        if entry["program"] in results:
+            entry["mutants"] = results[entry["program"]]
+    write_record(root, gpu, record)
+    print(catalogue.mutant_table(results))
+    survivors = [e for es in results.values() for e in es if not e["killed"] and not e.get("blind_spot")]
+    return EXIT_FAIL if survivors else 0

@@ -7,7 +7,7 @@ import unittest
 from pathlib import Path
 
 from helpers import Scratch, needs_nvcc, patched
-from suitelib import SuiteError, catalogue
+from suitelib import SuiteError, catalogue, exercises
 from suitelib.model import resolve_source
 
 
@@ -79,6 +79,48 @@ class TestAttemptsCheck(CatalogueScratch):
         self.edit_catalogue(lambda d: d["attempts"][0].update(region="thrice"))
         self.assertCheckFails("attempts", "names region 'thrice', not a solution region")
 
+    def test_an_attempt_with_its_own_args_is_refused(self):
+        """Attempts are judged over every Run: line, as the student's exercise is: no private args."""
+        self.edit_catalogue(lambda d: d["attempts"][1].update(args=["--twice"]))
+        self.assertCheckFails("attempts", "attempt 'plus-one' has its own \"args\"")
+
+
+SPEED = {"region": "twice", "figure": r"^k (\S+) ms", "slow": "int twice(int v) { return v + v; }"}
+
+
+class TestSpeedRules(CatalogueScratch):
+    def plant(self, **change):
+        self.edit_catalogue(lambda d: d["exercise"].update(speed=dict(SPEED, **change)))
+
+    def test_a_sound_rule_passes(self):
+        self.plant()
+        self.assertCheckPasses("attempts")
+        self.assertEqual(catalogue.load(self.root)["demo"].speed.rounds, 5)
+
+    def test_planted_defects_fail(self):
+        for change, needle in ((dict(region="thrice"), "region 'thrice' is not a solution region"),
+                               (dict(figure="^k ("), "is not a regex"),
+                               (dict(figure="^k \\S+ ms"), "has no (group)"),
+                               (dict(args=["--thrice"]), "are not one of the Run: lines"),
+                               (dict(better="faster"), "better must be"),
+                               (dict(rounds=2), "at least 3 rounds"),
+                               (dict(slow=" "), "slow is empty")):
+            with self.subTest(change=change):
+                self.plant(**change)
+                self.assertCheckFails("attempts", "scripts/catalogue/demo.json:1: speed: ", needle)
+
+    def test_an_unknown_key_is_a_malformed_catalogue(self):
+        self.plant(speedup=2)
+        self.assertCheckFails("attempts", "malformed catalogue", "unknown key 'speedup'")
+
+    def test_the_slow_reference_replaces_the_region(self):
+        text = (self.root / "lessons/demo.cu").read_text()
+        slow = catalogue.replace_region(text, "twice", SPEED["slow"])
+        self.assertIn("// solution: twice\nint twice(int v) { return v + v; }\n// end solution\n", slow)
+        self.assertEqual(slow.replace("v + v", "2 * v"), text)
+        with self.assertRaises(SuiteError):
+            catalogue.replace_region(text, "thrice", "x")
+
 
 def fake_build(prog, text, tmp):
     """A 'compiler' for the demo: the program prints twice(42) as the attempt's source computes it."""
@@ -91,18 +133,26 @@ def fake_build(prog, text, tmp):
 
 
 class TestAttemptRunner(CatalogueScratch):
+    """Attempts are judged by the student's own function (exercises.judge_runs) over every recorded run."""
+
     def judge_all(self):
         cat = catalogue.load(self.root)["demo"]
         with patched(catalogue, "build_in_scratch", fake_build):
-            return {a.name: catalogue.run_attempt(self.root, a, "h200", cat.student_worded) for a in cat.attempts}
+            return {a.name: exercises.run_attempt(self.root, a, "h200", cat.student_worded) for a in cat.attempts}
 
     def test_wrong_rejected_correct_accepted(self):
         entries = self.judge_all()
         self.assertEqual({k: e["accepted"] for k, e in entries.items()},
                          {"stand-in": False, "plus-one": False, "times-two": True, "add-self": True})
-        self.assertTrue(all(catalogue.attempt_entry_ok(e) for e in entries.values()))
-        self.assertIn("rejected: your exercise: stdout differs", entries["plus-one"]["outcome"])
-        self.assertEqual(set(entries["stand-in"]), {"lesson", "region", "name", "kind", "accepted", "outcome"})
+        self.assertTrue(all(exercises.attempt_entry_ok(e) for e in entries.values()))
+        self.assertEqual(set(entries["stand-in"]), {"lesson", "region", "name", "kind", "runs", "accepted", "outcome"})
+        self.assertEqual(entries["times-two"]["runs"], ["demo", "demo@twice"])
+
+    def test_wrong_only_off_the_default_run_is_rejected_naming_the_run(self):
+        """plus-one prints the default run's 'answer 42' right; only ./demo --twice shows it is wrong."""
+        entry = self.judge_all()["plus-one"]
+        self.assertFalse(entry["accepted"])
+        self.assertIn("rejected at demo@twice: run ./demo --twice: stdout differs", entry["outcome"])
 
     def test_judged_against_the_lessons_recording(self):
         self.record(self.run_of("demo@twice"), stdout="answer 85\n")
@@ -118,11 +168,11 @@ class TestSanitizedMutant(unittest.TestCase):
 
     def judge(self, findings):
         from unittest import mock
-        from suitelib import catalogue, verify
+        from suitelib import catalogue
         prog = mock.Mock()
         prog.sanitize_spec.return_value = (["--launch-count", "4"], ["-m", "9"])
         mutant = catalogue.Mutant("missing-barrier", "race", "a", "b", sanitizer="racecheck")
-        with mock.patch.object(verify, "sanitizer_findings", return_value=(findings, "log")) as fake:
+        with mock.patch.object(catalogue, "sanitizer_findings", return_value=(findings, "log")) as fake:
             entry = catalogue._sanitized_mutant({"name": mutant.name}, prog, mutant, "/bin/x")
         fake.assert_called_once_with("/bin/x", ["-m", "9"], "racecheck", ["--launch-count", "4"])
         return entry
@@ -137,3 +187,26 @@ class TestSanitizedMutant(unittest.TestCase):
 
     def test_no_summary_is_no_kill(self):
         self.assertFalse(self.judge(None)["killed"])
+
+
+class TestRealSpeedRules(unittest.TestCase):
+    """Each real speed rule's figure regex finds its kernel's line in the lesson's recorded output
+    (the transcript with its masked measurements filled back in), and its slow body replaces the region."""
+
+    def test_figures_are_found_in_the_recordings(self):
+        from helpers import REPO
+        from suitelib import exercises
+        from suitelib.model import find_lesson_run
+        from suitelib.transcripts import parse_transcript
+        cats = catalogue.load(REPO)
+        speeds = {n: c.speed for n, c in cats.items() if c.speed}
+        self.assertTrue({"project_template", "report_data", "gemm_ladder"} <= set(speeds), sorted(speeds))
+        for name, speed in speeds.items():
+            with self.subTest(lesson=name):
+                run = find_lesson_run(REPO, name, speed.args)
+                out = parse_transcript(run.transcript_path("h200"))["stdout"]
+                filled = re.sub(r"\[(MS|GFLOPS|VAR)\]", "1.25", out)
+                self.assertEqual(exercises.figure_of(filled, speed), 1.25)
+                lesson_text = resolve_source(REPO, name).text
+                slow = catalogue.replace_region(lesson_text, speed.region, speed.slow)
+                self.assertIn(speed.slow.strip(), slow)

@@ -1,24 +1,56 @@
-"""Tests of suitelib.exercises: `exercise start`, and `exercise check` judging behaviour against
-the LESSON's transcript (device facts masked, student-worded lines dropped, the deciding lines named)."""
+"""Tests of suitelib.exercises: `exercise start` (never into the suite's own files), `exercise check`
+judging behaviour against the LESSON's transcripts over EVERY recorded run (device facts masked,
+student-worded lines dropped), the same verdict from a pasted Compiler Explorer pane, and the speed
+check's decision logic (fake binaries and fake timings: no GPU needed)."""
 
+import json
+import os
 import unittest
+from pathlib import Path
 
 from helpers import REPO, Scratch, no_gpu, patched
-from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, running
-from suitelib.exercises import verdict
+from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, SuiteError, catalogue, celink, exercises, running
+from suitelib.exercises import speed_decision, verdict
 from suitelib.transcripts import parse_transcript
 
 LESSON_OUT = "GPU: NVIDIA H200 (compute capability 9.0)\n[device] 132 SMs\nnote: the lesson's words\nanswer 42\nk 1.5 ms\n"
+TWICE_OUT = LESSON_OUT.replace("answer 42", "answer 84")
+T4 = "GPU: Tesla T4 (compute capability 7.5)\n[device] 40 SMs\nnote: my own words\n"
+FACTS = running.GpuFacts("NVIDIA H200", "h200", "13.0")
 
 
-class TestExerciseStart(Scratch):
+def by_arg(default, twice):
+    """A fake program printing `default`, or `twice` when given --twice."""
+    return (f"if [ \"$1\" = --twice ]; then cat <<'X'\n{twice}X\nelse cat <<'X'\n{default}X\nfi")
+
+
+class ExerciseScratch(Scratch):
+    def setUp(self):
+        super().setUp()
+        (self.root / "exercises").mkdir()
+        (self.root / "exercises/demo.cu").write_text((self.root / "starter/demo.cu").read_text())
+        self.record(self.run_of("demo"), stdout=LESSON_OUT)
+        self.record(self.run_of("demo@twice"), stdout=TWICE_OUT)
+
+    def edit_catalogue(self, fn):
+        path = self.root / "scripts/catalogue/demo.json"
+        data = json.loads(path.read_text())
+        fn(data)
+        path.write_text(json.dumps(data))
+
+
+class TestExerciseStart(ExerciseScratch):
+    def setUp(self):
+        super().setUp()
+        (self.root / "exercises/demo.cu").unlink()
+
     def test_start_copies_the_starter(self):
-        status, _, err = self.main("exercise", "start", "demo", writes=True)
+        status, out, err = self.main("exercise", "start", "demo", writes=True)
         self.assertEqual(status, EXIT_OK, err)
         self.assertEqual((self.root / "exercises/demo.cu").read_text(), (self.root / "starter/demo.cu").read_text())
+        self.assertIn("--pane FILE", out)
 
     def test_start_never_overwrites_without_force(self):
-        (self.root / "exercises").mkdir()
         (self.root / "exercises/demo.cu").write_text("my work\n")
         status, _, err = self.main("exercise", "start", "demo")
         self.assertEqual(status, EXIT_FAIL)
@@ -26,6 +58,33 @@ class TestExerciseStart(Scratch):
         status, _, _ = self.main("exercise", "start", "demo", "--force", writes=True)
         self.assertEqual(status, EXIT_OK)
         self.assertNotEqual((self.root / "exercises/demo.cu").read_text(), "my work\n")
+
+    def test_force_refuses_a_link_into_the_lessons(self):
+        """exercises/demo.cu a symlink to lessons/demo.cu: --force must not overwrite the lesson."""
+        os.symlink(self.root / "lessons/demo.cu", self.root / "exercises/demo.cu")
+        for extra in ((), ("--force",)):
+            status, _, err = self.main("exercise", "start", "demo", *extra)
+            self.assertOneLineError(status, err, EXIT_USAGE)
+            self.assertIn("inside lessons/", err)
+
+    def test_force_refuses_every_protected_folder(self):
+        for sub in ("starter", "common", "expected"):
+            with self.subTest(sub=sub):
+                target = self.root / sub / "x.cu"
+                target.write_text("x\n")
+                link = self.root / "exercises/demo.cu"
+                if link.is_symlink():
+                    link.unlink()
+                os.symlink(os.path.relpath(target, link.parent), link)
+                status, _, err = self.main("exercise", "start", "demo", "--force")
+                self.assertOneLineError(status, err, EXIT_USAGE)
+                self.assertIn(f"inside {sub}/", err)
+
+    def test_force_refuses_an_exercises_folder_linked_to_lessons(self):
+        (self.root / "exercises").rmdir()
+        os.symlink(self.root / "lessons", self.root / "exercises")
+        status, _, err = self.main("exercise", "start", "demo", "--force")
+        self.assertOneLineError(status, err, EXIT_USAGE)
 
     def test_unknown_exercise(self):
         status, _, err = self.main("exercise", "start", "nosuch")
@@ -37,47 +96,34 @@ class TestExerciseStart(Scratch):
         self.assertIn("exercise start demo", err)
 
 
-class TestExerciseCheck(Scratch):
-    def setUp(self):
-        super().setUp()
-        (self.root / "exercises").mkdir()
-        (self.root / "exercises/demo.cu").write_text((self.root / "starter/demo.cu").read_text())
-        self.record(self.run_of("demo"), stdout=LESSON_OUT)
-
-    def check(self, script, *extra):
+class TestExerciseCheck(ExerciseScratch):
+    def check(self, script, *extra, gpu=False):
         bin_dir = self.fake("demo_exercise", script)
-        with no_gpu(), patched(running, "gpu_present", lambda: False):
+        with patched(running, "detect_gpu", lambda: FACTS if gpu else None), \
+                patched(running, "gpu_present", lambda: gpu):
             return self.main("exercise", "check", "demo", "--bin-dir", str(bin_dir), *extra)
 
-    def test_exit_77_without_a_gpu_is_a_skip(self):
-        status, _, err = self.check('echo "no usable CUDA device: none" >&2; exit 77')
-        self.assertEqual(status, EXIT_SKIP, err)
-        self.assertIn("needs a CUDA GPU", err)
-
-    def test_exit_77_on_a_gpu_machine_is_a_finding(self):
-        bin_dir = self.fake("demo_exercise", 'echo "no usable CUDA device: none" >&2; exit 77')
-        with no_gpu(), patched(running, "gpu_present", lambda: True):
-            status, _, err = self.main("exercise", "check", "demo", "--bin-dir", str(bin_dir))
-        self.assertEqual(status, EXIT_FAIL, err)
-        self.assertIn("on a machine with a GPU", err)
-
-    def test_same_behaviour_on_another_gpu_passes(self):
-        status, out, err = self.check("printf 'GPU: Tesla T4 (compute capability 7.5)\\n[device] 40 SMs\\n"
-                                      "note: my own words\\nanswer 42\\nk 9.9 ms\\n'")
+    def test_every_recorded_run_is_judged_and_passes(self):
+        status, out, err = self.check(by_arg(T4 + "answer 42\nk 9.9 ms\n", T4 + "answer 84\nk 9 ms\n"))
         self.assertEqual(status, EXIT_OK, out + err)
+        self.assertIn("run ./demo: passed\nrun ./demo --twice: passed\n", out)
         self.assertIn("Congratulations", out)
+        self.assertIn("2 runs; ", out)
         self.assertIn("student-worded ignored", out)
-        self.assertIn("2 device facts not compared", out)
+
+    def test_wrong_only_at_one_recorded_run_is_rejected_naming_it(self):
+        status, out, _ = self.check(by_arg(T4 + "answer 42\nk 1 ms\n", T4 + "answer 85\nk 1 ms\n"))
+        self.assertEqual(status, EXIT_FAIL, out)
+        self.assertIn("run ./demo: passed\n", out)
+        self.assertIn("run ./demo --twice: stdout differs", out)
+        self.assertIn("the recording has 'answer 84', this output has 'answer 85'", out)
+        self.assertIn("1 of 2 recorded runs differ", out)
+        self.assertNotIn("Congratulations", out)
 
     def test_other_register_counts_on_the_recording_gpu_pass(self):
         self.record(self.run_of("demo"), stdout=LESSON_OUT.replace("k 1.5 ms", "k 1.5 ms 40 regs"))
-        status, out, err = self.check("cat <<'X'\n" + LESSON_OUT.replace("k 1.5 ms", "k 1.2 ms 64 regs") + "X")
+        status, out, err = self.check(by_arg(LESSON_OUT.replace("k 1.5 ms", "k 1.2 ms 64 regs"), TWICE_OUT))
         self.assertEqual(status, EXIT_OK, out + err)
-
-    def test_wrong_result_fails_naming_the_line(self):
-        status, out, _ = self.check("printf 'GPU: Tesla T4 (compute capability 7.5)\\n[device] 40 SMs\\nnote: x\\nanswer 41\\nk 1 ms\\n'")
-        self.assertEqual(status, EXIT_FAIL)
-        self.assertIn("the recording has 'answer 42', this output has 'answer 41'", out)
 
     def test_a_failed_gate_fails(self):
         status, out, _ = self.check("cat <<'X'\n" + LESSON_OUT + "X\necho 'GATE: left to write' >&2; exit 1")
@@ -89,6 +135,37 @@ class TestExerciseCheck(Scratch):
         status, out, _ = self.check("echo 'answer 42'; echo 'Left to write: twice' >&2; exit 1")
         self.assertEqual(status, EXIT_FAIL, out)
 
+    def test_exit_77_without_a_gpu_is_a_skip_naming_the_pane_route(self):
+        status, _, err = self.check('echo "no usable CUDA device: none" >&2; exit 77')
+        self.assertEqual(status, EXIT_SKIP, err)
+        self.assertIn("needs a CUDA GPU", err)
+        self.assertIn("--pane FILE", err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+
+    def test_no_gpu_and_no_pane_is_one_line_77_before_any_build(self):
+        with no_gpu(), patched(running, "cmake_build", lambda *a, **k: self.fail("built without a GPU")):
+            status, _, err = self.main("exercise", "check", "demo")
+        self.assertEqual(status, EXIT_SKIP, err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertIn("exercise check demo --pane FILE", err)
+
+    def test_exit_77_on_a_gpu_machine_is_a_finding(self):
+        bin_dir = self.fake("demo_exercise", 'echo "no usable CUDA device: none" >&2; exit 77')
+        with no_gpu(), patched(running, "gpu_present", lambda: True):
+            status, _, err = self.main("exercise", "check", "demo", "--bin-dir", str(bin_dir))
+        self.assertEqual(status, EXIT_FAIL, err)
+        self.assertIn("on a machine with a GPU", err)
+
+    def test_a_lesson_without_a_run_line_is_one_line(self):
+        for rel in ("lessons/demo.cu", "starter/demo.cu"):
+            self.edit(rel, "// Run:   ./demo\n// Run:   ./demo --twice\n", "")
+        status, _, err = self.check("true")
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("no '// Run:' line", err)
+        (self.root / "pane.txt").write_text("Program returned: 0\nProgram stdout\nanswer 42\n")
+        status, _, err = self.main("exercise", "check", "demo", "--pane", str(self.root / "pane.txt"))
+        self.assertOneLineError(status, err, EXIT_USAGE)
+
     def test_bin_dir_without_the_binary(self):
         (self.root / "empty").mkdir()
         with no_gpu():
@@ -97,9 +174,207 @@ class TestExerciseCheck(Scratch):
         self.assertIn("holds no demo_exercise", err)
 
     def test_gpu_without_recordings(self):
-        status, _, err = self.main("exercise", "check", "demo", "--gpu", "t4", "--bin-dir", str(self.root))
+        with no_gpu():
+            status, _, err = self.main("exercise", "check", "demo", "--gpu", "t4", "--bin-dir", str(self.root))
         self.assertOneLineError(status, err, EXIT_USAGE)
         self.assertIn("no transcripts recorded for GPU 't4'", err)
+
+    def test_args_without_pane_is_a_usage_error(self):
+        status, _, err = self.check("true", "--args", "--twice")
+        self.assertOneLineError(status, err, EXIT_USAGE)
+
+
+def pane(stdout, stderr="", code=0):
+    return f"Program returned: {code}\nProgram stdout\n{stdout}Program stderr\n{stderr}"
+
+
+class TestExercisePane(ExerciseScratch):
+    def judge(self, text, *extra):
+        path = self.root / "pane.txt"
+        path.write_text(text)
+        with no_gpu():
+            return self.main("exercise", "check", "demo", "--pane", str(path), *extra)
+
+    def record_budget(self, twice_wall):
+        entry = {"program": "lessons/demo.cu", "wall_s_1core": 1.0, "peak_rss_mib": 50.0, "output_bytes": 100,
+                 "runs_budget": {"demo": {"wall_s_1core": 1.0, "peak_rss_mib": 50.0, "output_bytes": 100},
+                                 "demo@twice": {"wall_s_1core": twice_wall, "peak_rss_mib": 50.0, "output_bytes": 100}}}
+        (self.root / "expected/h200/verify.json").write_text(json.dumps({"programs": [entry]}))
+
+    def test_a_pane_is_judged_by_the_exercise_rules(self):
+        """Another GPU and the student's own words: the lesson's rules (compare) would reject it."""
+        status, out, err = self.judge(pane(T4 + "answer 42\nk 3 ms\n"))
+        self.assertEqual(status, EXIT_OK, out + err)
+        self.assertIn("run ./demo: passed", out)
+        self.assertIn("1 student-worded ignored", out)
+        status, _, _ = self.main("compare", "demo", "--stdout", str(self.root / "pane.txt"))
+        self.assertEqual(status, EXIT_FAIL, "compare applies the lesson's rules")
+
+    def test_a_wrong_pane_fails_naming_the_line(self):
+        status, out, _ = self.judge(pane(T4 + "answer 41\nk 3 ms\n"))
+        self.assertEqual(status, EXIT_FAIL)
+        self.assertIn("the recording has 'answer 42', this output has 'answer 41'", out)
+
+    def test_a_failed_gate_in_a_pane_fails(self):
+        status, out, _ = self.judge(pane(T4 + "answer 42\n", "GATE: twice is not written\n", code=1))
+        self.assertEqual(status, EXIT_FAIL)
+        self.assertIn("exit code 1, the recording says 0", out)
+
+    def test_args_pick_the_recorded_run(self):
+        status, out, err = self.judge(pane(T4 + "answer 84\nk 3 ms\n"), "--args", "--twice")
+        self.assertEqual(status, EXIT_OK, out + err)
+        self.assertIn("run ./demo --twice: passed", out)
+        status, out, _ = self.judge(pane(T4 + "answer 42\nk 3 ms\n"), "--args", "--twice")
+        self.assertEqual(status, EXIT_FAIL, out)
+
+    def test_unknown_args_are_one_line_listing_the_runs(self):
+        status, _, err = self.judge(pane(T4 + "answer 84\n"), "--args", "--thrice")
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("--twice", err)
+        self.assertIn("(no arguments)", err)
+
+    def test_unjudged_runs_get_a_link_carrying_their_arguments(self):
+        self.record_budget(twice_wall=2.0)
+        status, out, _ = self.judge(pane(T4 + "answer 42\nk 3 ms\n"))
+        self.assertEqual(status, EXIT_OK, out)
+        self.assertIn("Not judged by this pane: 1 of the 2 recorded runs", out)
+        self.assertIn("- ./demo --twice: fits Compiler Explorer's budget", out)
+        link = next(w for w in out.split() if w.startswith("https://godbolt.org/#"))
+        state = celink.ce_decode(link)
+        row = state["content"][0]["content"]
+        panes = {p["componentName"]: p["componentState"] for p in row}
+        self.assertEqual(panes["executor"]["execArgs"], "--twice")
+        self.assertEqual(panes["codeEditor"]["source"], (self.root / "exercises/demo.cu").read_text())
+        self.assertIn("exercise check demo --pane FILE --args --twice", out)
+
+    def test_a_run_over_the_budget_needs_a_real_gpu(self):
+        self.record_budget(twice_wall=12.0)
+        status, out, _ = self.judge(pane(T4 + "answer 42\nk 3 ms\n"))
+        self.assertEqual(status, EXIT_OK, out)
+        self.assertIn("- ./demo --twice: needs a real GPU", out)
+        self.assertIn("wall_s_1core 12.0 > 5.0", out)
+        self.assertNotIn("godbolt.org", out)
+
+    def test_without_a_record_the_budget_is_said_to_be_unknown(self):
+        status, out, _ = self.judge(pane(T4 + "answer 42\nk 3 ms\n"))
+        self.assertIn("budget is not recorded yet", out)
+
+    def test_speed_is_not_judged_from_a_pane_and_it_says_so(self):
+        self.edit_catalogue(lambda d: d["exercise"].update(speed=SPEED))
+        status, out, _ = self.judge(pane(T4 + "answer 42\nk 3 ms\n"))
+        self.assertEqual(status, EXIT_OK, out)
+        self.assertIn("speed: not judged from a pasted pane", out)
+
+    def test_a_file_that_is_no_pane_says_the_exit_code_is_not_compared(self):
+        status, out, _ = self.judge(T4 + "answer 42\nk 3 ms\n")
+        self.assertEqual(status, EXIT_OK, out)
+        self.assertIn("exit code not compared (save the whole pane", out)
+
+
+# --- speed ------------------------------------------------------------------------------------
+SPEED = {"region": "twice", "figure": r"^k (\S+) ms", "slow": "int twice(int v) { return v + v; /* SLOW */ }",
+         "slow_description": "the slow reference", "look_at": "the loop", "rounds": 5}
+
+
+class TestSpeedDecision(unittest.TestCase):
+    def test_the_solutions_own_speed_passes_and_the_slow_ones_fails(self):
+        sol, slow = [1.0, 1.01, 0.99, 1.0, 1.0], [3.0, 3.02, 2.98, 3.0, 3.0]
+        self.assertEqual(speed_decision(sol, sol, slow)["outcome"], "passed")
+        self.assertEqual(speed_decision(slow, sol, slow)["outcome"], "failed")
+        d = speed_decision([1.2] * 5, sol, slow)
+        self.assertEqual((d["outcome"], d["slow_ratio"], d["threshold"]), ("passed", 3.0, round(3 ** 0.5, 4)))
+        self.assertEqual(speed_decision([2.0] * 5, sol, slow)["outcome"], "failed")
+
+    def test_near_the_bar_within_the_spread_is_inconclusive(self):
+        sol, slow = [1.0, 1.05, 1.0, 1.0, 1.0], [4.0] * 5
+        self.assertEqual(speed_decision([2.0] * 5, sol, slow)["outcome"], "inconclusive")
+
+    def test_references_not_told_apart_is_inconclusive(self):
+        sol, slow = [1.0, 1.3, 1.0, 1.0, 1.0], [1.25] * 5
+        d = speed_decision(sol, sol, slow)
+        self.assertEqual(d["outcome"], "inconclusive")
+        self.assertFalse(d["separated"])
+
+    def test_a_rate_counts_higher_as_better(self):
+        sol, slow = [900.0, 910.0, 905.0, 900.0, 902.0], [300.0, 301.0, 300.0, 299.0, 300.0]
+        self.assertEqual(speed_decision([880.0] * 5, sol, slow, "higher")["outcome"], "passed")
+        self.assertEqual(speed_decision([310.0] * 5, sol, slow, "higher")["outcome"], "failed")
+
+    def test_the_median_ignores_one_disturbed_round(self):
+        sol, slow = [1.0] * 5, [3.0] * 5
+        self.assertEqual(speed_decision([1.0, 1.0, 9.0, 1.0, 1.0], sol, slow)["outcome"], "inconclusive")
+        self.assertEqual(speed_decision([1.0, 1.0, 1.0, 1.0, 1.0], sol, slow)["outcome"], "passed")
+
+    def test_messages_say_what_to_look_at(self):
+        spec = catalogue.Speed(SPEED)
+        sol, slow = [1.0] * 5, [3.0] * 5
+        self.assertIn("Look at: the loop", exercises.speed_message(speed_decision(slow, sol, slow), spec))
+        self.assertIn("inconclusive: re-run on an idle GPU",
+                      exercises.speed_message(speed_decision(sol, sol, [1.0] * 5), spec))
+
+
+def fake_speed_build(prog, text, tmp):
+    """A 'compiler' for the demo: prints what the real program would, and a time that depends on the code."""
+    import re
+    body = re.search(r"int twice\(int v\) \{ return (.*?); (?:/\* SLOW \*/ )?\}", text).group(1)
+    value = eval(body, {}, {"v": 42})
+    ms = 3.0 if "SLOW" in text else (1.9 if "1 * v" in text else 1.0)
+    path = Path(tmp) / "demo"
+    path.write_text("#!/bin/sh\n" + by_arg(T4 + f"answer 42\nk {ms} ms\n", T4 + f"answer {value}\nk {ms} ms\n") + "\n")
+    path.chmod(0o755)
+    return path, None
+
+
+class TestSpeedCheck(ExerciseScratch):
+    def setUp(self):
+        super().setUp()
+        self.edit_catalogue(lambda d: d["exercise"].update(speed=SPEED))
+
+    def check(self, body):
+        self.edit("exercises/demo.cu", "int twice(int v) { return v; }", f"int twice(int v) {{ return {body}; }}")
+        text = (self.root / "exercises/demo.cu").read_text()
+        (self.root / "fakebuild").mkdir()
+        bin_dir = self.fake("demo_exercise", fake_speed_build(None, text, self.root / "fakebuild")[0].read_text())
+        with patched(running, "detect_gpu", lambda: FACTS), patched(catalogue, "build_in_scratch", fake_speed_build):
+            return self.main("exercise", "check", "demo", "--bin-dir", str(bin_dir))
+
+    def test_a_kernel_as_fast_as_the_solution_passes(self):
+        status, out, err = self.check("2 * v")
+        self.assertEqual(status, EXIT_OK, out + err)
+        self.assertIn("speed: passed", out)
+        self.assertIn("Congratulations", out)
+
+    def test_right_numbers_far_slower_fail_saying_what_to_look_at(self):
+        status, out, err = self.check("1 * v + v")
+        self.assertEqual(status, EXIT_FAIL, out + err)
+        self.assertIn("run ./demo --twice: passed", out)
+        self.assertIn("speed: FAILED", out)
+        self.assertIn("Look at: the loop", out)
+        self.assertNotIn("Congratulations", out)
+
+    def test_speed_is_judged_only_after_every_run_passes(self):
+        status, out, _ = self.check("v + 1")
+        self.assertEqual(status, EXIT_FAIL)
+        self.assertNotIn("speed:", out)
+
+    def test_rounds_alternate_and_a_missing_figure_is_named(self):
+        calls = []
+
+        def runner(path, args):
+            calls.append(Path(path).name)
+            return {"exit_code": 0, "stdout": "k 2 ms\n" if Path(path).name != "b" else "no figure\n", "stderr": ""}
+        spec = catalogue.Speed(dict(SPEED, rounds=3))
+        figures = exercises.time_rounds([("a", "a"), ("c", "c")], [], spec, runner)
+        self.assertEqual(calls, ["a", "c", "c", "a", "a", "c"])
+        self.assertEqual(figures, {"a": [2.0] * 3, "c": [2.0] * 3})
+        with self.assertRaisesRegex(SuiteError, "speed: b .* printed no figure"):
+            exercises.time_rounds([("a", "a"), ("b", "b")], [], spec, runner)
+
+    def test_figure_after_a_section_line(self):
+        spec = catalogue.Speed(dict(SPEED, figure=r"time: median (\S+) ms", after=r"^Step 3 "))
+        out = "Step 1\n  time: median 9.0 ms\nStep 3 - x\n  check\n  time: median 2.5 ms\nStep 4\n  time: median 1.0 ms\n"
+        self.assertEqual(exercises.figure_of(out, spec), 2.5)
+        self.assertIsNone(exercises.figure_of("Step 1\n  time: median 9.0 ms\n", spec))
 
 
 class TestExerciseVerdictOnRealTranscripts(unittest.TestCase):

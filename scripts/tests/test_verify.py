@@ -6,7 +6,7 @@ import unittest
 from pathlib import Path
 
 from helpers import Scratch
-from suitelib import anchors, running, verify
+from suitelib import anchors, exercises, running, verify
 from suitelib.model import programs
 
 CTEST_OUT = """
@@ -25,10 +25,12 @@ class TestVerifyRecord(Scratch):
                  "transcript_match": True, "sanitizer": {t: 0 for t in verify.SANITIZERS},
                  "repeat_runs": 10, "repeat_identical": True}
             if not prog.is_starter:
-                e.update({"sm75_ptx_identical": True, "wall_s_1core": 1.0, "cpu_s_1core": 0.9, "peak_rss_mib": 90.0,
-                          "output_bytes": 1000, "mutants": [{"name": f"m{i}", "killed": True} for i in range(1, 5)]})
+                budget = {"wall_s_1core": 1.0, "cpu_s_1core": 0.9, "peak_rss_mib": 90.0, "output_bytes": 1000}
+                e.update(budget, sm75_ptx_identical=True, runs_budget={r.id: dict(budget) for r in prog.runs()},
+                         mutants=[{"name": f"m{i}", "killed": True} for i in range(1, 5)])
             entries.append(e)
-        attempts = [{"lesson": "demo", "region": "twice", "name": n, "kind": k, "accepted": k == "correct", "outcome": "x"}
+        attempts = [{"lesson": "demo", "region": "twice", "name": n, "kind": k, "runs": ["demo", "demo@twice"],
+                     "accepted": k == "correct", "outcome": "x"}
                     for n, k in (("stand-in", "wrong"), ("plus-one", "wrong"), ("times-two", "correct"), ("add-self", "correct"))]
         record = {"gpu": "NVIDIA H200", "toolkit": "13.0", "recorded_at": "x", "total_wall_s": 1, "programs": entries,
                   "student_attempts": attempts, "ctest_gpu": {"passed": 9, "failed": 0, "skipped": 0},
@@ -114,6 +116,61 @@ class TestVerifyRecord(Scratch):
     def test_wrong_attempt_accepted(self):
         self.write_record(lambda r: r["student_attempts"][0].update(accepted=True))
         self.assertCheckFails("verify-record", "wrong attempt demo/stand-in was accepted")
+
+    def test_attempt_judged_on_the_default_run_only(self):
+        self.write_record(lambda r: r["student_attempts"][1].update(runs=["demo"]))
+        self.assertCheckFails("verify-record", "student attempt demo/plus-one was judged over ['demo'], not every "
+                              "recorded run of lessons/demo.cu ['demo', 'demo@twice']")
+
+    def test_run_without_a_recorded_budget(self):
+        self.write_record(lambda r: r["programs"][0]["runs_budget"].pop("demo@twice"))
+        self.assertCheckFails("verify-record", "lessons/demo.cu: no Compiler Explorer budget recorded for run(s) demo@twice")
+
+    def test_a_run_over_the_budget_other_than_the_default_is_no_problem(self):
+        """Only the default run must fit Compiler Explorer; others are marked 'needs a real GPU'."""
+        self.write_record(lambda r: r["programs"][0]["runs_budget"]["demo@twice"].update(wall_s_1core=60.0))
+        self.assertCheckPasses("verify-record")
+
+    def add_speed(self):
+        path = self.root / "scripts/catalogue/demo.json"
+        data = json.loads(path.read_text())
+        data["exercise"]["speed"] = {"region": "twice", "figure": r"^k (\S+) ms", "slow": "int twice(int v) { return v + v; }"}
+        path.write_text(json.dumps(data))
+
+    def speed_entry(self, **change):
+        return dict({"lesson": "demo", "region": "twice", "run": "demo", "slow_ratio": 3.0, "threshold": 1.732,
+                     "spread": 1.02, "separated": True, "attempts": [{"name": "times-two", "ratio": 1.0, "outcome": "passed"},
+                                                                     {"name": "add-self", "ratio": 1.01, "outcome": "passed"}]},
+                    **change)
+
+    def test_speed_exercise_recorded(self):
+        self.add_speed()
+        self.write_record(lambda r: r.update(exercise_speed=[self.speed_entry()]))
+        self.assertCheckPasses("verify-record")
+
+    def test_speed_exercise_without_a_record(self):
+        self.add_speed()
+        self.write_record()
+        self.assertCheckFails("verify-record", "speed exercise demo/twice has no exercise_speed record")
+
+    def test_correct_attempt_that_failed_the_speed_check(self):
+        self.add_speed()
+        entry = self.speed_entry()
+        entry["attempts"][1].update(ratio=2.5, outcome="failed")
+        self.write_record(lambda r: r.update(exercise_speed=[entry]))
+        self.assertCheckFails("verify-record", "correct attempt demo/add-self did not pass the speed check: failed at 2.5")
+
+    def test_speed_references_not_told_apart(self):
+        self.add_speed()
+        self.write_record(lambda r: r.update(exercise_speed=[self.speed_entry(separated=False)]))
+        self.assertCheckFails("verify-record", "the slow reference (3.0 times the solution) is not told apart")
+
+    def test_speed_record_lacking_a_correct_attempt(self):
+        self.add_speed()
+        entry = self.speed_entry()
+        entry["attempts"].pop()
+        self.write_record(lambda r: r.update(exercise_speed=[entry]))
+        self.assertCheckFails("verify-record", "correct attempt demo/add-self has no speed record")
 
     def test_gpu_ctest_failures(self):
         self.write_record(lambda r: r["ctest_gpu"].update(failed=1))
@@ -210,6 +267,25 @@ class TestVerifyCommand(Scratch):
         self.assertIn("expected/h200/demo@twice.txt", record["files"])
         self.assertTrue(all(e["repeat_identical"] and e["transcript_match"] for e in record["programs"]))
         self.assertIn("## Student attempts", (self.root / "expected/h200/verify.md").read_text())
+        self.assertTrue(all(a["runs"] == ["demo", "demo@twice"] for a in record["student_attempts"]))
+        self.assertEqual(set(record["programs"][0]["runs_budget"]), {"demo", "demo@twice"})
+        self.assertEqual(record["exercise_speed"], [])
+        self.assertCheckPasses("verify-record")
+
+    def test_verify_times_the_speed_exercise_in_its_own_phase(self):
+        """With a speed rule: the solution, the slow reference and each correct attempt are timed and recorded."""
+        TestVerifyRecord.add_speed(self)
+        from suitelib.model import find_run
+        for rid, out in (("demo", "answer 42\nk 1.0 ms\n"), ("demo@twice", "answer 84\nk 1.0 ms\n"),
+                         ("starter/demo", "answer 42\nk 1.0 ms\n")):
+            self.record(find_run(self.root, rid), stdout=out)
+        status, out, err = self.fake_verify(speed=True)
+        self.assertEqual(status, 0, out + err)
+        record = json.loads((self.root / "expected/h200/verify.json").read_text())
+        [entry] = record["exercise_speed"]
+        self.assertEqual((entry["lesson"], entry["region"], entry["run"], entry["slow_ratio"]), ("demo", "twice", "demo", 3.0))
+        self.assertEqual({a["name"]: a["outcome"] for a in entry["attempts"]}, {"times-two": "passed", "add-self": "passed"})
+        self.assertIn("## Speed exercises", (self.root / "expected/h200/verify.md").read_text())
         self.assertCheckPasses("verify-record")
 
     def test_partial_verify_keeps_the_hashes_it_did_not_redo(self):
@@ -222,13 +298,16 @@ class TestVerifyCommand(Scratch):
         self.assertEqual(record["ctest_gpu"], {"passed": 3, "failed": 0, "skipped": 1})
         self.assertCheckPasses("verify-record")
 
-    def fake_verify(self, *extra):
+    def fake_verify(self, *extra, speed=False):
         from helpers import patched
         from suitelib import catalogue, running
         from test_catalogue import fake_build
-        script = 'if [ "$1" = --twice ]; then echo "answer 84"; else echo "answer 42"; fi'
+        k = '; echo "k 1.0 ms"' if speed else ""
+        script = f'if [ "$1" = --twice ]; then echo "answer 84"{k}; else echo "answer 42"{k}; fi'
         bin_dir = self.fake("demo", script, "bin")
-        self.fake("demo_starter", 'echo "answer 42"', "bin")
+        self.fake("demo_starter", f'echo "answer 42"{k}', "bin")
+        if speed:
+            fake_build = speed_build
         facts = running.GpuFacts("NVIDIA H200", "h200", "13.0")
         budget = {"exit_code": 0, "wall_s_1core": 1.0, "cpu_s_1core": 1.0, "peak_rss_mib": 50.0, "output_bytes": 10}
         with patched(verify, "require_gpu", lambda what: facts), \
@@ -240,6 +319,18 @@ class TestVerifyCommand(Scratch):
                                                                      "outcome": "exit 1: GATE"}), \
                 patched(catalogue, "build_in_scratch", fake_build):
             return self.main("verify", *extra, writes=True)
+
+
+def speed_build(prog, text, tmp):
+    """A 'compiler' for the demo that also prints a time: 3 ms for the slow reference (v + v), else 1 ms."""
+    import re
+    body = re.search(r"int twice\(int v\) \{ return (.*?); \}", text).group(1)
+    value, ms = eval(body, {}, {"v": 42}), 3.0 if body == "v + v" and "solution" in text else 1.0
+    path = Path(tmp) / "demo"
+    path.write_text(f"#!/bin/sh\nif [ \"$1\" = --twice ]; then echo 'answer {value}'; else echo 'answer 42'; fi\n"
+                    f"echo 'k {ms} ms'\n")
+    path.chmod(0o755)
+    return path, None
 
 
 class TestRecordUpdates(Scratch):
@@ -255,7 +346,7 @@ class TestRecordUpdates(Scratch):
         path.write_text(path.read_text().replace("answer 42", "answer 43"))
         entry = {"lesson": "demo", "region": "twice", "name": "x", "kind": "wrong", "accepted": False, "outcome": "r"}
         with patched(running, "detect_gpu", lambda: running.GpuFacts("NVIDIA H200", "h200", "13.0")), \
-                patched(catalogue, "run_attempt", lambda root, a, gpu, w: dict(entry, name=a.name, kind=a.kind,
+                patched(exercises, "run_attempt", lambda root, a, gpu, w: dict(entry, name=a.name, kind=a.kind,
                                                                               accepted=a.kind == "correct")):
             status, out, err = self.main("attempts", writes=True)
         self.assertEqual(status, 0, out + err)
