@@ -10,6 +10,8 @@ Exit codes, one table for the whole tool: 0 success, 1 a check or run failed (a 
 2 bad usage, 77 no GPU (skipped).
 """
 
+from pathlib import Path
+
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_USAGE = 2
@@ -33,7 +35,6 @@ class Skipped(SuiteError):
 
 def read_text(path, what="file"):
     """UTF-8 text of a file, or a one-line SuiteError (missing, a folder, not UTF-8, unreadable)."""
-    from pathlib import Path
     path = Path(path)
     try:
         data = path.read_bytes()

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, SuiteError, UsageError
-from . import catalogue, checks, docs, exercises, generate, running, verify
+from . import checks, docs, exercises, generate, plots, running, verify
 from .model import Program, data_recordings, all_runs, find_lesson_run, find_run, lesson, programs, resolve_source
 from .transcripts import (format_transcript, parse_transcript, compare, read_pasted, read_pasted_file,  # noqa: F401
                           run_against_transcript, split_compiler_explorer, staleness)
@@ -121,7 +121,6 @@ def cmd_bless(args):
 
 def bless_data(root, gpu, bin_dir):
     """Record the CSV data files and render their charts in-process (part of 'bless --all')."""
-    from . import plots
     out_dir = root / "expected" / gpu / "data"
     for name, argv, csv_name, kind, image in data_recordings(root):
         prog = Program(root, root / "lessons" / (name + ".cu"))
@@ -190,7 +189,6 @@ def cmd_list_checks(args):
 
 def cmd_plot(args):
     """Render a report_data CSV as a roofline, or a sweep CSV as a ranked bar chart."""
-    from . import plots
     return plots.plot(args.kind, args.csv, args.out, args.anchors)
 
 

@@ -11,7 +11,7 @@ import time
 from collections import namedtuple
 from pathlib import Path
 
-from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, SuiteError, UsageError
+from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, Skipped, SuiteError, UsageError
 
 RUN_TIMEOUT_S = 300
 CTEST_LINE = re.compile(r"Test\s+#\d+: (\S+) \.*[* ]*(Passed|Skipped|Failed|Not Run|Timeout|Exception|"
@@ -104,7 +104,6 @@ def detect_gpu():
 
 def require_gpu(command):
     """GpuFacts, or Skipped (no GPU) / DriverError (broken driver)."""
-    from . import Skipped
     facts = detect_gpu()
     if facts is None:
         raise Skipped(f"{command}: no NVIDIA GPU here (nvidia-smi found none)")

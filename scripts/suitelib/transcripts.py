@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import SuiteError, UsageError, read_text
 from .model import clip_pair, first_difference
+from .running import run_binary
 
 NUM = r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?"
 # Leading blanks are swallowed so right-aligned columns of different widths compare equal.
@@ -451,7 +452,6 @@ def run_against_transcript(run, binary, gpu, run_fn=None):
     """Run one recorded run and compare it with its transcript: (result, Comparison).
 
     The one path used by `run` and by `verify` (a stale transcript is a problem too)."""
-    from .running import run_binary
     result = (run_fn or run_binary)(binary, run.args)
     path = run.transcript_path(gpu)
     if not path.exists():
