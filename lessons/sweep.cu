@@ -5,7 +5,9 @@
 // Coarsening (CO > 1) lets a thread reuse each B value it reads from shared memory CO
 // times, and pays in registers, hence occupancy. Whether that wins is a measurement: each
 // point is checked (output poisoned, every element against a double reference), then timed,
-// then ranked only as far as the timer can tell points apart. Compare occupancy with rank.
+// then ranked: points whose [min, max] timing ranges overlap, directly or through a chain of
+// overlaps, share a rank (a tie), so two ranks differ only where the timer tells the points
+// apart. Compare occupancy with rank.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -lineinfo -o sweep sweep.cu
 // Run:   ./sweep
@@ -17,7 +19,11 @@
 // Sanitize: ./sweep -m 70 -n 40 -k 33 -iters 1
 //
 // sm_75 is the T4 of Compiler Explorer; newer GPUs run its PTX. In the third run 4-row tiles
-// would need 75000 blocks in grid.y; the last run is refused. lessons/sweep.md: the columns.
+// would need 75000 blocks in grid.y; the last two runs are refused. lessons/sweep.md: the columns.
+// Exercise (multiplyPanels), with a GPU: python3 scripts/suite.py exercise check sweep judges
+// exercises/sweep.cu at every Run: line. Without one: python3 scripts/suite.py ce-link
+// exercises/sweep.cu opens it in Compiler Explorer; save the whole output pane to FILE, then
+// python3 scripts/suite.py exercise check sweep --pane FILE [--args '...'] (one run a pane).
 
 #include <algorithm>
 #include <cctype>
@@ -118,12 +124,12 @@ constexpr long long panelBytes(int by, int tk, int co) {
   return (1LL * by * co * tk + 1LL * tk * kTileCols) * static_cast<long long>(sizeof(float));
 }
 
-// The inner loop, the one place where coarsening pays: for each kk, one B value (row
-// kk of the panel, this thread's column) is read from shared memory once and used for
-// CO multiply-adds, one per output row; the A values are the same for the whole warp
-// (one ty per warp), so shared memory broadcasts them.
-//   aRows = the A panel at row ty: output r reads panel row ty + r*BY, aRows[r*BY*TK + kk];
-//   bCol  = the B panel at column tx: panel row kk of this thread's column is bCol[kk*32].
+// The inner loop, the one place where coarsening pays: for each kk of the panel, one B
+// value (this thread's column) is read from shared memory once and used for CO
+// multiply-adds, one per output row; the A values are the same for the whole warp (one ty
+// per warp), so shared memory broadcasts them. aRows points at this thread's first A row
+// of the panel (row ty; rows are TK floats), and its other outputs' rows lie BY rows apart
+// each; bCol points at this thread's column of the B panel (rows of 32 floats).
 // Each output is summed in ascending k with fmaf, so every point computes the same bits.
 // solution: coarsened-inner-loop
 template <int BY, int TK, int CO>
@@ -348,25 +354,38 @@ struct CheckStats {
   bool pass() const { return checked > 0 && failures == 0; }
 };
 
-// Point a is definitely faster than point b when a's slowest timed launch beats b's
-// fastest: their [min, max] ranges do not overlap. Rank = 1 + the points definitely faster,
-// so points the timer cannot separate share a rank (a tie) instead of taking an order the
-// timer cannot support. Only timed (hence passing) points are ranked; others get rank 0.
+// The tie rule. Two points overlap when their [min, max] ranges of timed launches share a
+// value: the timer cannot say which is faster. Overlap is not transitive (a may overlap b,
+// and b overlap c, while a beats c), so a tie is a whole chain: sorted by their fastest
+// launch, each point joins the group of the point before it when its min is at most the
+// largest max in that group, else it starts a new group. Groups then never overlap, every
+// point of a group is slower than every point of the groups before it, and rank = 1 + the
+// points in faster groups: overlapping points always share a rank, and two ranks differ
+// only where the timer tells the points apart. Only timed (hence passing) points are
+// ranked; the others get rank 0. The ranges are taken as the CSV prints them (4 decimals of
+// a millisecond), so the CSV alone can be checked against the rule.
 // snippet: tie-rule
 struct TimeRange { double min_ms, max_ms; bool timed; };
 
 std::vector<int> ranksOf(const std::vector<TimeRange>& r) {
+  std::vector<size_t> order;  // the timed points, fastest launch first
+  for (size_t i = 0; i < r.size(); ++i)
+    if (r[i].timed) order.push_back(i);
+  std::stable_sort(order.begin(), order.end(),
+                   [&r](size_t a, size_t b) { return r[a].min_ms < r[b].min_ms; });
   std::vector<int> rank(r.size(), 0);
-  for (size_t i = 0; i < r.size(); ++i) {
-    if (!r[i].timed) continue;
-    rank[i] = 1;
-    for (size_t j = 0; j < r.size(); ++j)
-      if (j != i && r[j].timed && r[j].max_ms < r[i].min_ms) ++rank[i];
+  int groupRank = 0;
+  double groupMax = 0.0;  // the largest max in the current group
+  for (size_t n = 0; n < order.size(); ++n) {
+    const TimeRange& p = r[order[n]];
+    if (n == 0 || p.min_ms > groupMax) groupRank = int(n) + 1, groupMax = p.max_ms;  // a new group
+    else groupMax = std::max(groupMax, p.max_ms);  // joins the group: it overlaps a point of it
+    rank[order[n]] = groupRank;
   }
   return rank;
 }
 
-// For each ranked point, how many other points share its rank.
+// For each ranked point, how many other points share its rank (its group).
 std::vector<int> tiesOf(const std::vector<int>& rank) {
   std::vector<int> tie(rank.size(), 0);
   for (size_t i = 0; i < rank.size(); ++i)
@@ -375,6 +394,20 @@ std::vector<int> tiesOf(const std::vector<int>& rank) {
   return tie;
 }
 // end snippet
+
+// A time as the CSV prints it (%.4f), read back: the ranking uses exactly these values.
+double asPrintedMs(double ms) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.4f", ms);
+  return std::strtod(text, nullptr);
+}
+
+// The rule in one line, printed with every ranking.
+constexpr const char* kTieRule =
+    "Tie rule: two points overlap when their [min, max] ranges of timed launches (to 4 "
+    "decimals of a millisecond, as the CSV prints them) share a value; sorted by fastest "
+    "launch, a point joins the group before it when its min is at most that group's largest "
+    "max; rank = 1 + the points in faster groups, tie = the other points of its group";
 
 // One point at a time: its occupancy, its check, then its timing.
 struct PointResult {
@@ -480,15 +513,17 @@ void printPointTable(const std::vector<PointResult>& res, double flop) {
   }
 }
 
-// The ranking, fastest median first, then the fastest point and the best rank at the
-// highest occupancy. Which point sits where is a measurement, so every line of it starts
-// with [measured]: no recording compares them. With -csv only the summary, on stderr.
+// The tie rule, the ranking, fastest median first (groups never overlap, so their medians
+// come in rank order), then the fastest point and the best rank at the highest occupancy.
+// Which point sits where is a measurement, so every line of the ranking starts with
+// [measured]: no recording compares them. With -csv only the rule and the summary, on stderr.
 void printRanking(const std::vector<PointResult>& res, const std::vector<int>& order,
                   const cudaDeviceProp& prop, double flop, double peak, bool csv) {
+  std::FILE* out = csv ? stderr : stdout;
+  std::fprintf(out, "%s\n", kTieRule);
   if (!csv)
-    std::printf("Ranked (rank = 1 + the points whose slowest launch beats this one's fastest; = "
-                "marks a tie):\n           rank  point     block    TK  CO  smem B  per SM; "
-                "share of the measured FP32 peak\n");
+    std::printf("Ranked, fastest median first (= marks a tie):\n           rank  point     "
+                "block    TK  CO  smem B  per SM; share of the measured FP32 peak\n");
   double top = 0.0;  // the highest occupancy of a ranked point
   for (int i : order) {
     const PointSpec& q = kPoints[i];
@@ -500,7 +535,6 @@ void printRanking(const std::vector<PointResult>& res, const std::vector<int>& o
                   pointLabel(q).c_str(), q.by, q.tk, q.co, q.smem_bytes, s.regs,
                   s.blocks_per_sm, 100.0 * s.occupancy, 100.0 * s.gflops(flop) / peak);
   }
-  std::FILE* out = csv ? stderr : stdout;
   const PointSpec& p = kPoints[order.front()];
   const PointResult &r = res[size_t(order.front())], &last = res[size_t(order.back())];
   std::fprintf(out, "[measured] Fastest: %s = block 32 x %d, TK %d, CO %d, rank %d, tied with %d;"
@@ -605,7 +639,7 @@ int main(int argc, char** argv) {
     PointResult& r = res[size_t(i)];
     if (r.skip.empty()) measureOccupancy(kPoints[i], prop, &r);
     if (r.skip.empty()) checkThenTime(i, kPoints[i], pr, got, again, &r);
-    ranges.push_back(TimeRange{r.t.min_ms, r.t.max_ms, r.timed});
+    ranges.push_back(TimeRange{asPrintedMs(r.t.min_ms), asPrintedMs(r.t.max_ms), r.timed});
   }
   for (float* d : {dA, dB, dC}) CUDA_CHECK(cudaFree(d));
   const std::vector<int> rank = ranksOf(ranges), tie = tiesOf(rank);

@@ -1,14 +1,21 @@
 // SPDX-License-Identifier: MIT
-// Final project - gemm_ladder: from 16x16 tiles to cuBLAS-class FP32, one idea a step.
+// Final project - gemm_ladder: from 16x16 tiles to cuBLAS-class FP32, one kernel a step.
 //
-// One FP32 GEMM, C = A * B (row-major), runs through six kernels. Each changes
-// one idea from the one before: shared-memory tiles; several outputs per thread
-// along one dimension; a TM x TN micro-tile per thread with its A and B
-// fragments in registers; 128-bit loads with the A panel stored transposed;
-// warp tiles; double-buffered panels. Every step is checked before it is timed
-// (output poisoned with NaN, every element against a double reference, the
-// tolerance scaled with K), then timed, and placed against the FP32 peak this
-// program measures. Sizes that are not multiples of the tiles are handled.
+// One FP32 GEMM, C = A * B (row-major), runs through six kernels. Each step is
+// named by its main idea, and its "changes:" line lists everything it changes
+// from the step before: 2 computes 8 outputs a thread down a column, and also
+// moves to a 64 x 64 block tile, 8-deep panels and 512 threads; 3 computes an
+// 8 x 8 micro-tile a thread from register fragments, and also moves to a
+// 128 x 128 tile and 256 threads; 4 moves 16 bytes an instruction (in global
+// memory only where the sizes allow; it prints where) and for that stores the
+// A panel transposed and padded; 5 changes only which outputs a thread owns
+// (warp tiles); 6 double-buffers panels and fragments, and also makes the
+// panels 16 deep. So the speed-ups of steps 2, 3, 4 and 6 belong to their
+// bundles, not to the idea that names them. Every step is checked before it is
+// timed (output poisoned with NaN, every element against a double reference,
+// the tolerance scaled with K and printed with the worst error), then timed,
+// and placed against the FP32 peak this program measures. Sizes that are not
+// multiples of the tiles are handled.
 // A separate program (anchors/cublas_sgemm.cu) times cuBLAS on the same inputs.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -lineinfo -o gemm_ladder gemm_ladder.cu
@@ -19,6 +26,10 @@
 //
 // sm_75 is the course's T4 (and Compiler Explorer's card); a newer GPU runs the
 // PTX it embeds. ./gemm_ladder -h lists the options.
+// Exercise (step 3), with a GPU: python3 scripts/suite.py exercise check gemm_ladder judges
+// exercises/gemm_ladder.cu at every Run: line. Without one: python3 scripts/suite.py ce-link
+// exercises/gemm_ladder.cu opens it in Compiler Explorer; save the whole output pane to FILE, then
+// python3 scripts/suite.py exercise check gemm_ladder --pane FILE [--args '...'] (one run a pane).
 
 #include <algorithm>
 #include <cctype>
@@ -109,7 +120,7 @@ double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x b
 // end common: ceilings_decl
 
 // =============================================================================
-// The ladder: six kernels, one idea each
+// The ladder: six kernels, each named by the idea it adds
 // =============================================================================
 // Every kernel computes C (M x N) = A (M x K) * B (K x N), row-major, any sizes:
 // panel loads outside A or B read zero, stores outside C are skipped. Every
@@ -163,7 +174,9 @@ __global__ void __launch_bounds__(kT1 * kT1)
 // end snippet
 
 // Step 2 - 1-D block tiling: each thread computes 8 outputs down one column, so
-// one B value read from shared memory serves 8 FMAs (step 1: 1).
+// one B value read from shared memory serves 8 FMAs (step 1: 1). The step also
+// changes the block tile (64 x 64, step 1: 16 x 16), the panel depth (8, was
+// 16) and the threads (512, was 256).
 // launch assumption: 512 threads; grid (ceil(N / 64), ceil(M / 64)).
 // memory: per 8-wide k step a block loads a 64 x 8 panel of A and 8 x 64 of B.
 __global__ void __launch_bounds__(kThreads2)
@@ -195,19 +208,23 @@ __global__ void __launch_bounds__(kThreads2)
 // Step 3 - 2-D register blocking: each thread computes an 8 x 8 micro-tile. Per
 // k it reads 8 A values and 8 B values from shared memory into registers (its
 // fragments) and does 64 FMAs with them: 4 FMAs per shared-memory read (step 2:
-// about 1). The 128 x 128 block tile halves the global loads per FMA: 1/64,
-// from step 2's 1/32 (step 1: 1/8).
+// 8 per 9). The step also changes the block tile, 128 x 128 with 256 threads
+// (step 2: 64 x 64 with 512), which halves the global loads per FMA: 1/64, from
+// step 2's 1/32 (step 1: 1/8).
 // launch assumption: 256 threads; grid (ceil(N / 128), ceil(M / 128)); thread t
 //   owns rows (t / 16) * 8 .. +7 and columns (t % 16) * 8 .. +7 of the block tile.
 // memory: per 8-wide k step a block loads a 128 x 8 panel of A (as in A, row by
 //   row) and an 8 x 128 panel of B, 4 floats of each per thread; 8 KiB shared.
 // snippet: step3
 // exercise: register-blocking
-// TODO: register-block this kernel as described above: each thread's 8 x 8
-// (kTM x kTN) micro-tile of outputs accumulates in registers, fed from register
-// fragments of the A and B panels the block stages in shared memory. It works
-// when step 3's check line says PASS, no GATE line names step 3 (that gate reads
-// the compiled kernel's shared memory and registers) and the program exits 0.
+// TODO: make this kernel register-blocked, as the comment above describes: the
+// block stages panels of A and B in shared memory, and each thread accumulates
+// its 8 x 8 outputs in registers from fragments of them. Keep the arithmetic of
+// every step (each output one fmaf chain in ascending k, from 0.0f): then your
+// check line prints the lesson's worst error digit for digit. Done when the
+// exercise check named in the header passes at every Run: line, odd sizes
+// included: step 3 PASS, no GATE line on step 3 (it reads the compiled kernel's
+// shared memory and registers), the lesson's result lines, and exit 0.
 // The stand-in below is right but not register-blocked: each thread keeps its
 // 64 sums in registers but reads every operand straight from global memory,
 // sharing nothing with the other threads of its block.
@@ -310,9 +327,10 @@ __device__ __forceinline__ void microTileFma(const float* fa, const float* fb,
     for (int j = 0; j < kTN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
 }
 
-// Step 4 - 128-bit loads: step 3's tiles and micro-tiles, but every global load
-// and every fragment read moves 16 bytes (float4) instead of 4, with the A
-// panel stored transposed so a thread's 8 A values sit side by side.
+// Step 4 - 128-bit loads: step 3's tiles and micro-tiles, but every fragment
+// read moves 16 bytes (float4) instead of 4, and so does every global load and
+// store where the row length allows (load4, store4; the program prints where),
+// with the A panel stored transposed so a thread's 8 A values sit side by side.
 // launch assumption: as step 3.
 // memory: as step 3 (A panel stored k-major, 128 + 4 floats a row).
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
@@ -403,7 +421,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 // Step 6 - double buffering: step 5 with two panel pairs in shared memory and
 // two fragment sets in registers. While the FMAs of panel s run, the loads of
 // panel s + 1 are in flight into registers and the fragments of the next k are
-// read; one barrier per panel instead of two. 16 k per panel (step 5: 8).
+// read; one barrier per panel instead of two. The step also deepens the panels,
+// 16 k each (step 5: 8), so its speed-up belongs to both changes.
 // launch assumption: as step 3. memory: as step 4, two pairs of 128 x 16 and
 //   16 x 128 panels (32.5 KiB).
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
@@ -444,10 +463,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 }
 // end snippet
 
-// The ladder as data: what each step is, how it launches, why it should pay.
+// The ladder as data: what each step is, what it changes, how it launches, why
+// it should pay. A step that changes several things names its main idea in the
+// title and lists all of them in changes: its speed-up is theirs together.
 struct Step {
   const char* csv_name;  // the kernel column of --csv
-  const char* title;
+  const char* title;     // the main idea
+  const char* changes;   // everything that differs from the step before
   const char* why;       // a fixed sentence: the reason, not a measurement
   const void* kernel;    // for cudaFuncGetAttributes
   int threads;
@@ -463,25 +485,44 @@ void launchKernel(dim3 grid, const float* A, const float* B, float* C, int M, in
 #define LADDER_KERNEL(k, tx, ty) reinterpret_cast<const void*>(k), tx * ty, launchKernel<k, tx, ty>
 constexpr int kSteps = 6;
 constexpr int kExerciseStep = 2;  // index of step 3, judged by what its kernel holds
+constexpr int kVectorStep = 3;    // index of step 4, the first with 16-byte accesses
 const Step kLadder[kSteps] = {
     {"tiled_16x16", "tiled 16 x 16, one output per thread (the project's kernel)",
+     "the starting point: 16 x 16 tiles of A and B in shared memory, 16 deep, one output per "
+     "thread, 256 threads",
      "each value fetched from global memory serves 16 FMAs from shared memory",
      LADDER_KERNEL(gemmTiled16, kT1, kT1), kT1, kT1},
     {"blocktile_1d", "1-D block tiling, 8 outputs per thread down a column",
-     "one B value read from shared memory now serves 8 FMAs instead of 1",
+     "8 outputs per thread down a column (step 1: 1), and with them a 64 x 64 block tile "
+     "(16 x 16), panels 8 deep (16) and 512 threads (256)",
+     "one B value read from shared memory serves 8 FMAs instead of 1, and each value fetched "
+     "from global memory serves 64 FMAs instead of 16",
      LADDER_KERNEL(gemm1DBlocktile, kThreads2, 1), kBM2, kBN2},
     {"regblock_2d", "2-D register blocking, an 8 x 8 micro-tile per thread",
-     "16 values read from shared memory into registers serve 64 FMAs per k",
+     "an 8 x 8 micro-tile per thread from register fragments (step 2: 8 x 1), and with it a "
+     "128 x 128 block tile (64 x 64) and 256 threads (512)",
+     "16 values read from shared memory into registers serve 64 FMAs per k (step 2: 9 reads "
+     "for 8), and each value fetched from global memory serves 128 FMAs instead of 64",
      LADDER_KERNEL(gemm2DRegisterBlocked, kThreads, 1), kBM, kBN},
     {"vectorized", "128-bit loads, A panel stored transposed",
-     "each load moves 16 bytes instead of 4, so fewer instructions compete with the FMAs",
+     "16-byte fragment reads from shared memory, and 16-byte global loads and stores where "
+     "the sizes allow (step 3: 4-byte), with the A panel stored transposed and padded to 132 "
+     "floats a row",
+     "a 16-byte instruction moves 4 floats, so fewer load instructions compete with the FMAs "
+     "for issue slots",
      LADDER_KERNEL(gemmVectorized, kThreads, 1), kBM, kBN},
     {"warptile", "warp tiling, 2 x 2 blocks of 4 x 4 outputs per thread",
+     "only which outputs a thread owns: a warp a 64 x 32 tile, a lane 2 x 2 blocks of 4 x 4 "
+     "(step 4: a thread 8 x 8 adjacent outputs); memory as step 4",
      "a warp's fragment reads are contiguous, so shared memory serves them without bank "
      "conflicts", LADDER_KERNEL(gemmWarpTiled, kThreads, 1), kBM, kBN},
-    {"double_buffered", "double-buffered panels and fragments",
-     "the next panel's loads and the next k's fragment reads overlap the FMAs, one barrier "
-     "per panel", LADDER_KERNEL(gemmDoubleBuffered, kThreads, 1), kBM, kBN},
+    {"double_buffered", "double-buffered panels and fragments, panels 16 deep",
+     "two panel pairs in shared memory (step 5: one) and two fragment sets in registers "
+     "(one), one barrier per panel (two), and panels 16 deep (8)",
+     "the next panel's loads are in flight during this panel's FMAs, the next k's fragments "
+     "are read during this k's, and one barrier per 16 k replaces two per 8; one time cannot "
+     "tell which of these pays",
+     LADDER_KERNEL(gemmDoubleBuffered, kThreads, 1), kBM, kBN},
 };
 #undef LADDER_KERNEL
 
@@ -520,9 +561,12 @@ Tolerance toleranceFor(long long K, const std::vector<double>& ref) {
 }
 
 // An element fails when !(|got - ref| <= atol + rtol * |ref|): NaN and infinity fail.
+// The worst element is reported with the tolerance the check applied to it, so the
+// check line shows the gate itself: a loosened tolerance changes a printed result.
 struct CheckResult {
   long long failures = 0, worst = 0;
   double worst_score = 0.0;  // |got - ref| / tolerance; +inf where got is not finite
+  double worst_diff = 0.0, worst_tol = 0.0;  // |got - ref| and the tolerance, at worst
 };
 
 CheckResult checkOutput(const float* got, const double* ref, long long count, Tolerance tol) {
@@ -532,9 +576,23 @@ CheckResult checkOutput(const float* got, const double* ref, long long count, To
     const double t = tol.atol + tol.rtol * std::fabs(ref[i]);
     if (!(d <= t)) ++r.failures;
     const double score = !std::isfinite(d) ? HUGE_VAL : t > 0.0 ? d / t : d > 0.0 ? HUGE_VAL : 0.0;
-    if (score > r.worst_score) r.worst_score = score, r.worst = i;
+    if (i == 0 || score > r.worst_score)
+      r.worst_score = score, r.worst = i, r.worst_diff = d, r.worst_tol = t;
   }
   return r;
+}
+
+// Which global accesses of steps 4-6 take the 16-byte path at these sizes (load4 and
+// store4 take it for a float4 inside the matrix when its row length is a multiple of 4).
+// The shared-memory fragment reads always do.
+std::string vectorPaths(long long n, long long k) {
+  const auto path = [](const char* what, const char* dim, long long v) {
+    return std::string(what) + (v % 4 == 0 ? " 16-byte (" : " 4-byte, four per float4 (") +
+           dim + " = " + std::to_string(v) + (v % 4 == 0 ? " is" : " is not") +
+           " a multiple of 4)";
+  };
+  return path("A loads", "K", k) + ", " + path("B loads and C stores", "N", n) +
+         "; shared-memory fragment reads 16-byte";
 }
 
 // The exercise, judged by what the compiled kernel holds: a thread whose 8 x 8
@@ -578,9 +636,11 @@ StepResult runStep(int s, const Problem& p, int iters, double peak, double prevM
   CUDA_CHECK(cudaFuncGetAttributes(&fa, st.kernel));
   int perSm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, st.kernel, st.threads, 0));
-  std::fprintf(out, "Step %d - %s\n  launch: grid (%u, %u) x %d threads, %zu B shared memory, "
-               "%d regs, %d blocks/SM\n", s + 1, st.title, grid.x, grid.y, st.threads,
-               fa.sharedSizeBytes, fa.numRegs, perSm);
+  std::fprintf(out, "Step %d - %s\n  changes: %s\n", s + 1, st.title, st.changes);
+  if (s == kVectorStep)
+    std::fprintf(out, "  at these sizes (steps 4-6): %s\n", vectorPaths(p.n, p.k).c_str());
+  std::fprintf(out, "  launch: grid (%u, %u) x %d threads, %zu B shared memory, %d regs, %d "
+               "blocks/SM\n", grid.x, grid.y, st.threads, fa.sharedSizeBytes, fa.numRegs, perSm);
   auto gate = [&ok](const char* claim) { std::fprintf(stderr, "GATE: %s\n", claim), ok = false; };
 
   const long long count = 1LL * p.m * p.n;
@@ -593,11 +653,14 @@ StepResult runStep(int s, const Problem& p, int iters, double peak, double prevM
   const CheckResult c = checkOutput(got.data(), p.ref.data(), count, p.tol);
   char claim[400];
   if (c.failures == 0) {
-    std::fprintf(out, "  check: PASS, all %lld elements within tolerance\n", count);
+    std::fprintf(out, "  check: PASS, all %lld elements within tolerance; worst |got - ref| "
+                 "%.4g at row %lld, col %lld, where the check allows %.4g\n", count,
+                 c.worst_diff, c.worst / p.n, c.worst % p.n, c.worst_tol);
   } else {
     std::fprintf(out, "  check: FAIL, %lld of %lld elements outside tolerance, worst at row %lld, "
-                 "col %lld: got %.9g, ref %.9g\n", c.failures, count, c.worst / p.n,
-                 c.worst % p.n, double(got[size_t(c.worst)]), p.ref[size_t(c.worst)]);
+                 "col %lld: got %.9g, ref %.9g, where the check allows %.4g\n", c.failures,
+                 count, c.worst / p.n, c.worst % p.n, double(got[size_t(c.worst)]),
+                 p.ref[size_t(c.worst)], c.worst_tol);
     std::snprintf(claim, sizeof claim, "step %d (%s): %lld of %lld elements failed the check",
                   s + 1, st.csv_name, c.failures, count);
     gate(claim);
@@ -760,10 +823,12 @@ int main(int argc, char** argv) {
   const std::string refused = deviceProblem(o, prop.maxGridSize, freeBytes);
   if (!refused.empty()) cl.fail("%s", refused.c_str());
 
-  const double peak = measureCeilings().fp32_gflops;  // before the GEMM buffers exist
+  const Ceilings ceilings = measureCeilings();  // before the GEMM buffers exist
+  printCeilings(ceilings, out);  // the [device] line prints the gate on the ceilings
+  const double peak = ceilings.fp32_gflops;
   Problem p = prepareProblem(o, out);
-  std::fprintf(out, "Timing: median of %d launches after %d warm-ups; FP32 peak %.1f GFLOP/s "
-               "measured by an FMA-bound kernel on every SM\n", o.iters, kWarmups, peak);
+  std::fprintf(out, "Timing: median of %d launches after %d warm-ups; shares are of the "
+               "measured FP32 peak above\n", o.iters, kWarmups);
   bool ok = true;
   StepResult r[kSteps];
   for (int s = 0; s < kSteps; ++s)

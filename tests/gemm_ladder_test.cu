@@ -1,8 +1,9 @@
 // Host-side tests of the final project's gemm_ladder (no GPU needed): the strict command line
 // and its size gates, the generator, the K-scaled tolerance and the check (NaN and infinity
-// fail), the ladder's table, and the warp-tile map of steps 5-6: every output of the 128 x 128
-// tile owned by exactly one thread, and the fragment reads of a warp contiguous (the reason
-// step 5 gives for removing bank conflicts).
+// fail; the worst element reported with the tolerance applied to it), the 16-byte path taken
+// at given sizes, the ladder's table (every step lists all it changes), and the warp-tile
+// map of steps 5-6: every output of the 128 x 128 tile owned by exactly one thread, and the
+// fragment reads of a warp contiguous (the reason step 5 gives for removing bank conflicts).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -111,10 +112,56 @@ TEST(GemmLadderCheck, KScaledToleranceAndNanAndInfinityFail) {
   EXPECT_EQ(c.worst, 1) << "the first non-finite element is the worst";
   const float off[3] = {2.0f, -4.0f, float(0.5 + 1.5 * big.atol)};
   EXPECT_EQ(checkOutput(off, ref.data(), 3, big).failures, 1);
+  const CheckResult w = checkOutput(off, ref.data(), 3, big);
+  EXPECT_EQ(w.worst, 2);
+  EXPECT_DOUBLE_EQ(w.worst_tol, big.atol + big.rtol * 0.5) << "the tolerance applied there";
+  EXPECT_DOUBLE_EQ(w.worst_diff, std::fabs(double(off[2]) - 0.5));
+  const Tolerance loose{1000 * big.rtol, 1000 * big.atol};
+  EXPECT_DOUBLE_EQ(checkOutput(off, ref.data(), 3, loose).worst_tol, 1000 * w.worst_tol)
+      << "a loosened tolerance changes what the check line prints";
+  const CheckResult e = checkOutput(exact, ref.data(), 3, big);
+  EXPECT_EQ(e.worst, 0) << "all exact: the first element, its tolerance reported";
+  EXPECT_DOUBLE_EQ(e.worst_tol, big.atol + big.rtol * 2.0);
+  EXPECT_EQ(e.worst_diff, 0.0);
   const Tolerance zeroK = toleranceFor(0, {0.0, 0.0});
   const float zeros[2] = {0.0f, 1e-30f};
   EXPECT_EQ(checkOutput(zeros, std::vector<double>{0.0, 0.0}.data(), 2, zeroK).failures, 1)
       << "K = 0: every output must be exactly zero";
+}
+
+TEST(GemmLadderVector, TheSixteenBytePathIsPrintedFromTheSizes) {
+  EXPECT_EQ(vectorPaths(1024, 1024),
+            "A loads 16-byte (K = 1024 is a multiple of 4), B loads and C stores 16-byte "
+            "(N = 1024 is a multiple of 4); shared-memory fragment reads 16-byte");
+  EXPECT_EQ(vectorPaths(1030, 999),
+            "A loads 4-byte, four per float4 (K = 999 is not a multiple of 4), B loads and C "
+            "stores 4-byte, four per float4 (N = 1030 is not a multiple of 4); shared-memory "
+            "fragment reads 16-byte")
+      << "the odd-size run of the header takes no 16-byte global access";
+  EXPECT_NE(vectorPaths(1028, 999).find("B loads and C stores 16-byte"), std::string::npos);
+  EXPECT_STREQ(kLadder[kVectorStep].csv_name, "vectorized");
+}
+
+TEST(GemmLadderTable, EveryStepSaysAllItChanges) {
+  // The tile, panel depth and block changes that ride along with a step's main idea.
+  EXPECT_NE(std::string(kLadder[1].changes).find("64 x 64 block tile"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[1].changes).find("512 threads"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[1].changes).find("panels 8 deep"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[2].changes).find("128 x 128 block tile"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[2].changes).find("256 threads"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[3].changes).find("transposed"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[3].changes).find("padded to 132 floats"), std::string::npos);
+  EXPECT_EQ(kBMPad, 132);
+  EXPECT_NE(std::string(kLadder[4].changes).find("only which outputs"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[5].changes).find("panels 16 deep (8)"), std::string::npos);
+  EXPECT_EQ(kBK6, 2 * kBK);
+  // The facts those sentences state, from the constants the kernels use.
+  EXPECT_EQ(kBM2 * kBN2, 64 * 64);
+  EXPECT_EQ(kThreads2, 512);
+  EXPECT_EQ(kBK2, 8);
+  EXPECT_EQ(kBM * kBN, 128 * 128);
+  EXPECT_EQ(kThreads, 256);
+  EXPECT_EQ(kBK, kBK2) << "step 3 keeps step 2's panel depth";
 }
 
 TEST(GemmLadderTable, SixStepsEachLaunchingWholeTiles) {
@@ -127,6 +174,7 @@ TEST(GemmLadderTable, SixStepsEachLaunchingWholeTiles) {
     EXPECT_EQ(kLadder[s].threads * outputsPerThread[s], kLadder[s].tile_m * kLadder[s].tile_n)
         << "step " << s + 1 << ": its threads cover its output tile";
     EXPECT_NE(kLadder[s].why, nullptr);
+    EXPECT_NE(kLadder[s].changes, nullptr);
   }
   EXPECT_STREQ(kLadder[kExerciseStep].csv_name, "regblock_2d") << "the exercise is step 3";
   EXPECT_LE(2 * (kBK6 * kBMPad + kBK6 * kBN) * 4, 48 * 1024) << "no opt-in needed anywhere";

@@ -1,10 +1,13 @@
 // Host-side tests of the final project's sweep (no GPU needed): the strict command line and
 // its work caps, the design space, the legality rule, the occupancy limiter, the check (NaN
-// and infinity fail), the tie rule of the ranking, and the starter's diagnosis by behaviour.
+// and infinity fail), the tie rule of the ranking (ties are chains of overlapping ranges),
+// and the starter's diagnosis by behaviour.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <string>
 #include <vector>
@@ -148,18 +151,18 @@ TEST(SweepCheck, NanInfinityAndStaleZerosFail) {
   EXPECT_FALSE(none.pass()) << "nothing checked is not a pass";
 }
 
-TEST(SweepRanking, OverlappingRangesTie) {
-  // a [1.0, 1.1] and b [1.05, 1.2] overlap: tied for first. c [1.3, 1.4] lies above
-  // both: rank 3. d was not timed (failed): rank 0. e [1.15, 1.5] overlaps b and c but
-  // lies above a only: rank 2, alone.
+TEST(SweepRanking, OverlappingRangesTieAndATieIsAChainOfOverlaps) {
+  // a [1.0, 1.1] and b [1.05, 1.2] overlap; e [1.15, 1.5] overlaps b; c [1.3, 1.4] overlaps
+  // e. So all four are one chain, one tie, rank 1, although a and c do not overlap (a beats
+  // c). d was not timed (failed): rank 0, no tie.
   const std::vector<TimeRange> r = {{1.0, 1.1, true},
                                     {1.05, 1.2, true},
                                     {1.3, 1.4, true},
                                     {0.1, 0.2, false},
                                     {1.15, 1.5, true}};
   const std::vector<int> rank = ranksOf(r), tie = tiesOf(rank);
-  EXPECT_EQ(rank, (std::vector<int>{1, 1, 3, 0, 2}));
-  EXPECT_EQ(tie, (std::vector<int>{1, 1, 0, 0, 0}));
+  EXPECT_EQ(rank, (std::vector<int>{1, 1, 1, 0, 1}));
+  EXPECT_EQ(tie, (std::vector<int>{3, 3, 3, 0, 3}));
 }
 
 TEST(SweepRanking, SeparatedRangesRankInOrderAndOnePointIsFirst) {
@@ -168,6 +171,75 @@ TEST(SweepRanking, SeparatedRangesRankInOrderAndOnePointIsFirst) {
   EXPECT_EQ(tiesOf(ranksOf(r)), (std::vector<int>{0, 0, 0}));
   const std::vector<TimeRange> same = {{1.0, 1.0, true}, {1.0, 1.0, true}};
   EXPECT_EQ(ranksOf(same), (std::vector<int>{1, 1})) << "equal samples tie";
+  const std::vector<TimeRange> touch = {{2.0, 3.0, true}, {1.0, 2.0, true}};
+  EXPECT_EQ(ranksOf(touch), (std::vector<int>{1, 1})) << "ranges sharing an end overlap";
+}
+
+TEST(SweepRanking, ARankSkipsTheTiedPointsAbove) {
+  // Group {b, c} is first, then a alone, then {d, e}: ranks 1, 1, 3, 4, 4.
+  const std::vector<TimeRange> r = {{2.0, 2.1, true},
+                                    {1.0, 1.2, true},
+                                    {1.1, 1.3, true},
+                                    {3.0, 3.5, true},
+                                    {3.4, 3.6, true}};
+  EXPECT_EQ(ranksOf(r), (std::vector<int>{3, 1, 1, 4, 4}));
+  EXPECT_EQ(tiesOf(ranksOf(r)), (std::vector<int>{0, 1, 1, 1, 1}));
+}
+
+// The rule's promises, on many generated rankings: overlapping points share a rank; points
+// of different ranks do not overlap, the lower rank entirely faster; rank = 1 + the points
+// of lower rank; and a group is connected (it cannot be split into two parts that do not
+// overlap).
+TEST(SweepRanking, TheRulesPromisesHoldOnGeneratedRanges) {
+  unsigned s = 7u;
+  auto next = [&s](int mod) { return int((s = 1664525u * s + 1013904223u) >> 8) % mod; };
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<TimeRange> r(size_t(1 + next(27)));
+    for (TimeRange& t : r) {
+      t.min_ms = 1.0 + 0.01 * next(100);
+      t.max_ms = t.min_ms + 0.01 * next(20);
+      t.timed = next(10) != 0;
+    }
+    const std::vector<int> rank = ranksOf(r);
+    for (size_t i = 0; i < r.size(); ++i) {
+      ASSERT_EQ(rank[i] > 0, r[i].timed);
+      if (!r[i].timed) continue;
+      int lower = 0;
+      for (size_t j = 0; j < r.size(); ++j) {
+        if (!r[j].timed) continue;
+        const bool overlap = r[i].min_ms <= r[j].max_ms && r[j].min_ms <= r[i].max_ms;
+        if (overlap) ASSERT_EQ(rank[i], rank[j]) << "trial " << trial;
+        if (rank[j] < rank[i]) ASSERT_LT(r[j].max_ms, r[i].min_ms) << "trial " << trial;
+        lower += rank[j] < rank[i];
+      }
+      ASSERT_EQ(rank[i], 1 + lower);
+      // Connected: sorted by min, each point of the group but the first starts at or
+      // before the largest max of the group's points before it.
+      std::vector<TimeRange> group;
+      for (size_t j = 0; j < r.size(); ++j)
+        if (r[j].timed && rank[j] == rank[i]) group.push_back(r[j]);
+      std::sort(group.begin(), group.end(),
+                [](const TimeRange& a, const TimeRange& b) { return a.min_ms < b.min_ms; });
+      double reach = group[0].max_ms;
+      for (size_t g = 1; g < group.size(); ++g) {
+        ASSERT_LE(group[g].min_ms, reach) << "trial " << trial;
+        reach = std::max(reach, group[g].max_ms);
+      }
+    }
+  }
+}
+
+TEST(SweepRanking, RangesAreRankedAsTheCsvPrintsThem) {
+  EXPECT_EQ(asPrintedMs(0.14004999), 0.14);
+  EXPECT_EQ(asPrintedMs(0.13996), std::strtod("0.1400", nullptr)) << "what %.4f prints";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", asPrintedMs(0.15399));
+  EXPECT_STREQ(text, "0.1540");
+  // Raw ranges 1e-5 ms apart that print alike overlap as printed: a tie.
+  const std::vector<TimeRange> r = {{asPrintedMs(0.10001), asPrintedMs(0.15001), true},
+                                    {asPrintedMs(0.15004), asPrintedMs(0.16), true}};
+  EXPECT_EQ(ranksOf(r), (std::vector<int>{1, 1}));
+  EXPECT_EQ(std::string(kTieRule).rfind("Tie rule: ", 0), 0u);
 }
 
 // What printFailures writes for a set of results (timed = passed and timed).
