@@ -5,11 +5,13 @@
 // shared memory, so each value loaded from global memory is used many times.
 // Tile width and block size come from the command line. The result is checked
 // against a double-precision reference (output poisoned first, NaN fails)
-// before anything is timed, and the time is placed on a roofline whose two
-// ceilings this program measures on the device: is the kernel held back by
-// memory bandwidth or by arithmetic? The command line is strict: a bad one
-// gets one error line and exit 2 before any CUDA call, and sizes the device
-// cannot hold or launch are refused before any allocation.
+// before anything is timed, and the time is placed on a roofline of three
+// ceilings, each measured on the device and bounded from its attributes: DRAM
+// bandwidth, the FP32 rate, and the rate at which shared memory hands the
+// tiled kernel its operands. The program names the one that binds. The
+// command line is strict: a bad one gets one error line and exit 2 before any
+// CUDA call, and sizes the device cannot hold or launch are refused before any
+// allocation.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -lineinfo -o project_template project_template.cu
 // Run:   ./project_template
@@ -19,6 +21,11 @@
 // Run:   ./project_template -m abc
 // Run:   ./project_template -m 100 -n 90 -k 70 -tile 32 -bs 256
 // Sanitize: ./project_template -m 100 -n 90 -k 70 -tile 32 -bs 256 -iters 2
+//
+// Exercise check on a GPU, every recorded run: python3 scripts/suite.py exercise check project_template
+// Without a GPU: python3 scripts/suite.py ce-link exercises/project_template.cu, run it, save the
+// whole output pane to FILE, then (one run per pane; the verdict lists the runs still unjudged):
+//   python3 scripts/suite.py exercise check project_template --pane FILE [--args '...']
 //
 // sm_75 is the course's T4 (and Compiler Explorer's card); a newer GPU runs
 // the PTX it embeds. ./project_template -h lists the options.
@@ -112,6 +119,26 @@ Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of
 void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
 double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
 // end common: ceilings_decl
+// common: smem_roof_decl
+// The shared-memory roof (definitions and method: the smem_roof block at the end).
+struct SmemRoof {
+  double measured_gbs;  // bytes shared memory delivered to threads per second, measured here
+  double bound_gbs;     // SMs x 32 banks x 4 bytes x clock, from the device's attributes
+  char bound[128];      // that product, as printed
+};
+SmemRoof measureSmemRoof();  // exit 1 on a measurement above its bound
+void printSmemRoof(const SmemRoof& s, std::FILE* out);  // a measured line, a [device] line
+// The FP32 rate shared memory delivering gbs can feed when each FMA (2 FLOP) loads loadsPerFma
+// 4-byte words from it: gbs x 2 / (4 x loadsPerFma); no roof (infinity) for 0 loads.
+double smemRoofGflops(double gbs, double loadsPerFma);
+// The lowest roof from the attribute bounds at compulsory intensity ai: FP32, ai x DRAM, and
+// shared memory for loadsPerFma; {"unknown", 0} when no bound is known.
+struct Roof {
+  const char* name;  // "FP32", "DRAM" or "shared memory"
+  double gflops;
+};
+Roof bindingRoof(const Ceilings& c, const SmemRoof& s, double ai, double loadsPerFma);
+// end common: smem_roof_decl
 
 // =============================================================================
 // Constants
@@ -165,17 +192,29 @@ static_assert(kDefaultBlockThreads % kDefaultTile == 0,
 // Each thread adds its K products in ascending k, one fmaf each, as the
 // untiled loop does: tiling changes where the operands come from, not the
 // arithmetic, so the result is the same to the bit.
+// What tiling does not change: every multiply-add still loads its two
+// operands, now from shared memory, 8 bytes for 2 FLOP. Shared memory hands
+// out at most 32 banks x 4 bytes per clock per SM, the operands of 16
+// multiply-adds, against 128 FP32 lanes per SM (64 on cc 7.x and 8.0): a roof
+// at 1/8 (1/4) of the FP32 bound. The program prints it beside the DRAM and
+// FP32 roofs, and which of the three binds.
 // exercise: tiled-kernel
-// Yours to write: the body of gemmTiledKernel, tiled as the comment above
-// describes, with its panels in static __shared__ arrays (the tiling gate
-// reads their size back from the compiled kernel, so size them for the
-// largest legal launch). Until then an untiled body stands in: it reads A and
-// B straight from global memory, so the check passes, but the gate reports
-// that the kernel declares no shared memory and the program exits 1.
-// Done when: the program exits 0 with the lesson's check lines, digit for
-// digit (each thread still adds its products in ascending k, one fmaf each),
-// on -m 1025 -n 1023 -k 1000 and -tile 8 -bs 64 too, and
-// compute-sanitizer --tool racecheck reports no hazard.
+// Yours to write: the body of gemmTiledKernel. Goal: per K step the block
+// stages its R x T panel of A and the T x T panel of B in shared memory once,
+// and every thread takes its operands from there, not from global memory.
+// You decide how the block's threads share out the panel loads (there may be
+// fewer rows of threads than rows of B's panel), what goes where a panel
+// reaches past the edge of A or B, and where the block must wait. Static
+// __shared__ arrays: the tiling gate reads their size back from the compiled
+// kernel, so size them for the largest legal launch. Until then an untiled
+// body stands in: the check passes, the gate reports no shared memory, exit 1.
+// Done when: exercise check passes at every recorded run (the header's Run
+// lines: the default, 1 x 1 x 1, 1025 x 1023 x 1000, K = 0, a bad -m, and
+// -tile 32 -bs 256, where a block has 8 rows of threads for 32 rows of B's
+// panel): exit 0 and the lesson's check lines digit for digit (each thread
+// still adds its products in ascending k, one fmaf each). A missing barrier
+// may pass a run by luck and a pasted pane cannot show a race: on a GPU,
+// compute-sanitizer --tool racecheck must report no hazard.
 __global__ void gemmTiledKernel(const float* __restrict__ A, const float* __restrict__ B,
                                 float* __restrict__ C, long long M, long long N, long long K) {
   const long long row = static_cast<long long>(blockIdx.y) * blockDim.y + threadIdx.y;
@@ -331,9 +370,10 @@ std::string launchProblem(const Options& o, const Geometry& g, const DeviceLimit
   return buf;
 }
 
-// Device memory at the peak: the reference holds A, B and C in double; the
-// GEMM then A, B and C in float. An empty A or B (K = 0) still gets one
-// element, so every pointer is a real allocation.
+// Device memory at the peak, during the reference: A and B in float and C in
+// double (8 bytes an element); the GEMM then holds A, B and C in float, less.
+// An empty A or B (K = 0) still gets one element, so every pointer is a real
+// allocation. The ceilings are measured after the GEMM's buffers are freed.
 long long deviceBytes(const Options& o) {
   return 4 * (std::max(o.m * o.k, 1LL) + std::max(o.k * o.n, 1LL)) + 8 * o.m * o.n;
 }
@@ -582,11 +622,53 @@ void printTime(const TimingStats& t, double flop) {
   std::printf(" at the best time\n");
 }
 
+// Shared-memory loads per multiply-add of gemmTiledKernel, for every T and R:
+// As[ty*T + kk] and Bs[kk*T + tx], 4 bytes each (a word a warp reads as one
+// broadcast still counts once per thread, as the multiply-add it feeds does).
+constexpr double kSmemLoadsPerFma = 2.0;
+
+// The third ceiling: whatever the DRAM traffic, every multiply-add's operands
+// come out of shared memory, which delivers so many bytes per second.
+void placeOnSmemRoof(double gflops, const SmemRoof& s) {
+  const double ceiling = smemRoofGflops(s.measured_gbs, kSmemLoadsPerFma);
+  std::printf("  shared-memory loads: %g per multiply-add, %g bytes for 2 FLOP\n    ceiling = "
+              "measured shared-memory bandwidth x 2 FLOP / %g bytes = %.1f GFLOP/s, ",
+              kSmemLoadsPerFma, 4 * kSmemLoadsPerFma, 4 * kSmemLoadsPerFma, ceiling);
+  if (gflops >= 0.0)
+    std::printf("the median at %.1f%% of measured ceiling\n", 100.0 * gflops / ceiling);
+  else
+    std::printf("share n/a (no time)\n");
+}
+
+// snippet: binding-roof
+// Which roof binds: the lowest of the three at this problem's compulsory AI
+// (the fewest bytes a launch can move), each from the attribute bounds, so
+// that every run on one GPU model prints the same line (a [device] fact).
+void printBindingRoof(const Ceilings& c, const SmemRoof& s, double flop, double compulsory) {
+  std::printf("[device] roofs from the attribute bounds at the compulsory AI: ");
+  if (flop <= 0.0) {
+    std::printf("n/a (no floating-point work)\n");
+    return;
+  }
+  const double ai = flop / compulsory, smem = smemRoofGflops(s.bound_gbs, kSmemLoadsPerFma);
+  std::printf("FP32 %.1f GFLOP/s, DRAM %.1f GB/s x %.2f FLOP/B = %.1f GFLOP/s, shared memory "
+              "%.1f GB/s x 2 FLOP / %g bytes = %.1f GFLOP/s", c.fp32_bound_gflops,
+              c.dram_bound_gbs, ai, ai * c.dram_bound_gbs, s.bound_gbs, 4 * kSmemLoadsPerFma,
+              smem);
+  if (c.fp32_bound_gflops > 0.0 && smem > 0.0)
+    std::printf(" = FP32 bound / %.2f", c.fp32_bound_gflops / smem);
+  std::printf(" (0: unknown); limited by %s\n", bindingRoof(c, s, ai, kSmemLoadsPerFma).name);
+}
+// end snippet
+
 // Measures the ceilings (the GEMM's buffers are freed by now) and places the
-// median time on the roofline under two models of the traffic.
+// median time on the roofline under two models of the traffic and under the
+// shared-memory roof, then says which roof binds.
 void printRoofline(const Options& o, const Geometry& g, double flop, double gflops) {
   const Ceilings c = measureCeilings();  // exit 1 if a measurement is above its bound
+  const SmemRoof s = measureSmemRoof();  // likewise
   printCeilings(c, stdout);
+  printSmemRoof(s, stdout);
   std::printf("Roofline at the median time, ceiling = min(measured FP32 peak, AI x measured "
               "bandwidth):\n");
   std::printf("  untiled, every multiply-add loads its A and B element: 8 bytes for 2 FLOP, "
@@ -595,7 +677,9 @@ void printRoofline(const Options& o, const Geometry& g, double flop, double gflo
                   flop, gflops, c);
   placeOnRoofline("modelled traffic (every load the kernel issues, no cache reuse, C written "
                   "once)", modelledBytes(o, g), flop, gflops, c);
+  placeOnSmemRoof(gflops, s);
   printRidge(c, flop, compulsoryBytes(o), modelledBytes(o, g));
+  printBindingRoof(c, s, flop, compulsoryBytes(o));
 }
 
 // =============================================================================
@@ -657,8 +741,8 @@ int main(int argc, char** argv) {
 
 // =============================================================================
 // Course toolkit: the blocks every lesson carries (error checks, timer,
-// command line, reference GEMM, roofline ceilings). Machinery: skip it on a
-// first read.
+// command line, reference GEMM, roofline ceilings, the shared-memory roof).
+// Machinery: skip it on a first read.
 // =============================================================================
 // common: cuda_check
 // Device 0's properties. No NVIDIA driver loaded, or no GPU listed: exit 77 (skipped);
@@ -959,3 +1043,84 @@ double rooflineGflops(const Ceilings& c, double ai) {
   return std::min(c.fp32_gflops, ai * c.copy_gbs);
 }
 // end common: ceilings
+// common: smem_roof
+// Shared-memory roof. Shared memory has 32 banks, each delivering 32 bits per clock
+// (CUDA C++ Programming Guide, shared memory of compute capability 5.x and up): at
+// most 128 bytes per clock per SM, counted as delivered to threads (a word a whole
+// warp reads as one broadcast counts 32 x 4 bytes, as do the 32 FMAs it feeds).
+// Bound: SMs x 32 x 4 bytes x SM clock. Measured: a full device of threads, each
+// warp taking 32 consecutive float4 per load (each quarter warp one 128-byte row
+// of the banks: no bank conflict) into 4 sums; bytes delivered / median time,
+// gated against the bound like the other ceilings. The slot read depends on a
+// run-time stride, so the compiler can neither fold a load nor reuse one.
+constexpr int kSmemThreads = 256, kSmemUnroll = 8;
+constexpr int kSmemSlots = 512;  // float4 slots, 8 KiB per block; a power of 2
+// 16 KiB read per thread, about 0.13 ms a launch on an H200: long enough for the events, short
+// because the sanitizer runs instrument every one of its shared-memory loads.
+constexpr int kSmemSteps = 128;
+static_assert((kSmemSlots & (kSmemSlots - 1)) == 0 && kSmemSlots % (32 * kSmemUnroll) == 0,
+              "a step's 32-slot windows never wrap around the buffer");
+
+// launch assumption: stride is a multiple of 32 (every window starts on a row of banks).
+__global__ void ceilingSmemKernel(float* out, int steps, int stride) {
+  __shared__ float4 slots[kSmemSlots];
+  for (int i = threadIdx.x; i < kSmemSlots; i += blockDim.x)
+    slots[i] = make_float4(float(i), float(i + 1), float(i + 2), float(i + 3));
+  __syncthreads();  // every slot written before any is read; none is written after
+  const unsigned lane = threadIdx.x % 32;
+  float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  for (int s = 0; s < steps; ++s)
+#pragma unroll
+    for (int u = 0; u < kSmemUnroll; ++u) {
+      const float4 v = slots[(unsigned(s) * stride + u * 32 + lane) % kSmemSlots];
+      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+    }
+  out[1LL * blockIdx.x * blockDim.x + threadIdx.x] = sum.x + sum.y + sum.z + sum.w;
+}
+
+SmemRoof measureSmemRoof() {
+  SmemRoof r{};
+  const int sms = ceilingAttribute(cudaDevAttrMultiProcessorCount);
+  const int mhz = ceilingAttribute(cudaDevAttrClockRate) / 1000;
+  const int blocks = sms * std::max(1, ceilingAttribute(cudaDevAttrMaxThreadsPerMultiProcessor) /
+                                           kSmemThreads);
+  float* sink = nullptr;
+  CUDA_CHECK(cudaMalloc(&sink, size_t(blocks) * kSmemThreads * sizeof(float)));
+  const TimingStats t = timeKernel([&] {
+    ceilingSmemKernel<<<blocks, kSmemThreads>>>(sink, kSmemSteps, 32 * kSmemUnroll);
+  }, 2, kCeilingSamples);
+  CUDA_CHECK(cudaFree(sink));
+  const double bytes = double(blocks) * kSmemThreads * kSmemSteps * kSmemUnroll * sizeof(float4);
+  r.measured_gbs = bytes / (t.median_ms * 1e-3) / 1e9;
+  r.bound_gbs = double(sms) * 32 * 4 * mhz / 1e3;
+  std::snprintf(r.bound, sizeof r.bound, "%d SMs x 32 banks x 4 bytes x %d MHz = %.1f GB/s", sms,
+                mhz, r.bound_gbs);
+  ceilingGate("shared-memory bandwidth", r.measured_gbs, r.bound_gbs, "GB/s");
+  return r;
+}
+
+void printSmemRoof(const SmemRoof& s, std::FILE* out) {
+  std::fprintf(out, "Shared-memory ceiling measured by this program (median of %d launches): "
+               "%.1f GB/s delivered to threads (shared-load kernel)\n", kCeilingSamples,
+               s.measured_gbs);
+  std::fprintf(out, "[device] shared-memory bound from attributes (a measurement above %.2f x it "
+               "fails): %s\n", kCeilingSlack, s.bound);
+}
+
+double smemRoofGflops(double gbs, double loadsPerFma) {
+  return loadsPerFma > 0.0 ? gbs * 2.0 / (4.0 * loadsPerFma) : HUGE_VAL;
+}
+
+Roof bindingRoof(const Ceilings& c, const SmemRoof& s, double ai, double loadsPerFma) {
+  Roof low{"unknown", 0.0};
+  bool known = false;
+  const auto consider = [&](const char* name, double bound, double gflops) {
+    if (bound > 0.0 && (!known || gflops < low.gflops)) low = Roof{name, gflops}, known = true;
+  };
+  consider("FP32", c.fp32_bound_gflops, c.fp32_bound_gflops);
+  consider("DRAM", c.dram_bound_gbs, ai * c.dram_bound_gbs);
+  if (loadsPerFma > 0.0)
+    consider("shared memory", s.bound_gbs, smemRoofGflops(s.bound_gbs, loadsPerFma));
+  return low;
+}
+// end common: smem_roof

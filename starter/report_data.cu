@@ -4,13 +4,20 @@
 // C = A * B (FP32, row-major, M = N = K = n) by a naive kernel (one output per thread, straight
 // from global memory) and a 16 x 16 shared-memory tiled kernel, for n = 128, 200, 256, 511, 512,
 // 1000, 1024, 2048 below -maxn, and -maxn. Each CSV row says how its output was verified and where
-// it sits on a roofline whose two ceilings this program measures (the lesson's page explains all).
+// it sits on a roofline of three ceilings (DRAM bandwidth, the FP32 rate, and the rate at which
+// shared memory hands the tiled kernel its operands), each measured here and bounded from the
+// device's attributes, and which of them binds (the lesson's page explains all).
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -lineinfo -o report_data report_data.cu
 // Run:   ./report_data
 // Run:   ./report_data -maxn 300 -iters 3
 // Run:   ./report_data -iters 0
 // Sanitize: ./report_data -maxn 300 -iters 1
+//
+// Exercise check on a GPU, every recorded run: python3 scripts/suite.py exercise check report_data
+// Without a GPU: python3 scripts/suite.py ce-link exercises/report_data.cu, run it, save the whole
+// output pane to FILE, then (one run per pane; the verdict lists the runs still unjudged):
+//   python3 scripts/suite.py exercise check report_data --pane FILE [--args '...']
 
 #include <algorithm>
 #include <cctype>
@@ -99,6 +106,26 @@ Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of
 void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
 double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
 // end common: ceilings_decl
+// common: smem_roof_decl
+// The shared-memory roof (definitions and method: the smem_roof block at the end).
+struct SmemRoof {
+  double measured_gbs;  // bytes shared memory delivered to threads per second, measured here
+  double bound_gbs;     // SMs x 32 banks x 4 bytes x clock, from the device's attributes
+  char bound[128];      // that product, as printed
+};
+SmemRoof measureSmemRoof();  // exit 1 on a measurement above its bound
+void printSmemRoof(const SmemRoof& s, std::FILE* out);  // a measured line, a [device] line
+// The FP32 rate shared memory delivering gbs can feed when each FMA (2 FLOP) loads loadsPerFma
+// 4-byte words from it: gbs x 2 / (4 x loadsPerFma); no roof (infinity) for 0 loads.
+double smemRoofGflops(double gbs, double loadsPerFma);
+// The lowest roof from the attribute bounds at compulsory intensity ai: FP32, ai x DRAM, and
+// shared memory for loadsPerFma; {"unknown", 0} when no bound is known.
+struct Roof {
+  const char* name;  // "FP32", "DRAM" or "shared memory"
+  double gflops;
+};
+Roof bindingRoof(const Ceilings& c, const SmemRoof& s, double ai, double loadsPerFma);
+// end common: smem_roof_decl
 
 // =============================================================================
 // The idea: one GEMM, two kernels, two ways to count its bytes
@@ -108,12 +135,23 @@ double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x b
 // left of it a kernel sits under the bandwidth roof (memory decides), right of it under the
 // compute roof. Which bytes? Counted as the loads a kernel issues if no cache served any, naive
 // moves 8 bytes per 2 FLOP (AI 0.25); tiling stages each value in shared memory once and uses it
-// 16 times, the same FLOP from 1/16 of the loads (AI 4). Both lie left of the ridge (about 10 to
-// 100 FLOP/byte on the GPUs of this course), so by this model both sit under the bandwidth roof,
-// and tiling lifts that roof 16 times. Counted as the compulsory traffic (A and B read once, C
-// written once), the AI of either kernel is n / 6: right of the ridge once n > 6 x the ridge.
-// A kernel that runs above its modelled roof shows the model's error: caches served the loads.
+// 16 times, the same FLOP from 1/16 of the global loads (AI 4). Both lie left of the ridge, so by
+// this model both sit under the bandwidth roof, and tiling lifts that roof 16 times. Counted as
+// the compulsory traffic (A and B read once, C written once), the AI of either kernel is n / 6:
+// right of the ridge once n > 6 x the ridge. A kernel that runs above its modelled roof shows the
+// model's error: caches served the loads (naive does, by far).
+// The third ceiling is inside the SM. Tiling moves loads, it does not remove them: every
+// multiply-add of the tiled kernel still loads its two operands, now from shared memory, and
+// shared memory hands out 32 banks x 4 bytes per clock per SM, the operands of 16 multiply-adds,
+// against 128 FP32 lanes per SM (64 on cc 7.x and 8.0). That roof, 1/8 (1/4) of the FP32 bound,
+// is the tiled kernel's lowest at every n of the ladder on the GPUs of this course: it binds, and
+// it caps tiling's gain over naive, whose global loads L1 and L2 already serve. The CSV names the
+// binding roof of each row, and its last line compares the gain with that cap.
 constexpr int kTile = 16;  // both kernels: 16 x 16 threads per block, one output each
+// Shared-memory loads per multiply-add (4 bytes each; a broadcast counts once per thread, as
+// the FMA it feeds does): naive none (its two come from global memory), tiled As[ty][kk] and
+// Bs[kk][tx].
+constexpr double kSmemLoadsPerFma[] = {0.0, 2.0};  // indexed by Kernel
 constexpr long long kLadder[] = {128, 200, 256, 511, 512, 1000, 1024, 2048};
 constexpr long long kDefaultMaxN = 2048, kMaxN = 4096;  // 3 device buffers of 64 MiB at most
 constexpr long long kFullRefMax = 1024;  // every element against the reference up to here
@@ -139,15 +177,18 @@ __global__ void gemmNaiveKernel(const float* __restrict__ A, const float* __rest
 
 // One change from naive: the K loop runs in steps of 16, and each step stages a 16 x 16 tile of A
 // and one of B in shared memory, where each value is used 16 times. memory: per K step every
-// thread loads one element of A (its row, k0 + tx) and one of B (k0 + ty, its column), zero past
-// the edges: A is read ceil(N / 16) times, B ceil(M / 16) times (n^3 / 2 bytes when 16 divides
-// n). Static shared memory: two 16 x 16 float tiles, 2 KiB, which main checks the kernel holds.
+// thread loads one element of the A tile and one of the B tile from global memory, zero past the
+// edges: A is read ceil(N / 16) times, B ceil(M / 16) times (n^3 / 2 bytes when 16 divides n).
+// Static shared memory: two 16 x 16 float tiles, 2 KiB, which main checks the kernel holds.
 // exercise: tiled-kernel
 // Yours to write: gemmTiledKernel, as the comment above describes. It must give the same C as
 // naive (every row PASS) while each K step's values of A and B come from shared memory, each
-// used 16 times. You will know it worked when the GATE line about the kernel's static shared
-// memory (read by main with cudaFuncGetAttributes) is gone, every row still passes, and the ms
-// column shows what tiling bought. Until then this naive body stands in: right numbers, no tiles.
+// used 16 times. You decide which element each thread brings into the tiles, what fills a tile
+// past the edge of A or B (n = 200, 511 and 1000 are not multiples of 16), and where the block
+// waits. You will know it worked when the GATE line about the kernel's static shared memory
+// (read by main with cudaFuncGetAttributes) is gone and every row still passes at every
+// recorded run (exercise check runs them all); the ms and speedup columns show what tiling
+// bought. Until then this naive body stands in: right numbers, no tiles.
 __global__ void gemmTiledKernel(const float* __restrict__ A, const float* __restrict__ B,
                                 float* __restrict__ C, long long M, long long N, long long K) {
   const long long row = static_cast<long long>(blockIdx.y) * kTile + threadIdx.y;
@@ -237,13 +278,19 @@ RowsReference referenceRows(const std::vector<float>& A, const std::vector<float
 // One look at every element of an output C (n x n, on the host): the reference's rows against
 // the same rows of C, every element against another kernel's output Y when given (xcheck), and
 // the first element that is NaN or infinite.
-struct Scan { CheckStats ref, xcheck; long long non_finite = -1; };
+// The tolerances it applied are kept for the CSV, which prints every one.
+struct Scan {
+  CheckStats ref, xcheck;
+  long long non_finite = -1;
+  double rtol = 0.0, atol = 0.0, xcheck_atol = 0.0;
+};
 Scan scan(const std::vector<float>& C, const std::vector<float>* Y, const RowsReference& rr,
           long long n) {
   Scan s;
   const double rtol = rtolForK(n), atol = rtol * rr.ref_max;
   double yMax = 0.0;  // the cross-check's atol: rtol x max|Y|
   if (Y) for (float y : *Y) yMax = std::max(yMax, double(std::fabs(y)));
+  s.rtol = rtol, s.atol = atol, s.xcheck_atol = rtol * yMax;
   for (long long i = 0; i < n * n; ++i) {
     const int r = rr.slot[size_t(i / n)];
     if (r >= 0) s.ref.add(i, C[i], rr.ref[size_t(r * n + i % n)], atol, rtol);
@@ -263,24 +310,30 @@ struct Ladder {
   Verdict naiveVerdict = Verdict::kUnverified;  // naive's row at the current n
   int rows = 0, passed = 0;
   bool planted = false, plantedFailed = true;  // the planted errors were tried / all failed
+  long long n = 0;                             // the size of the rates below
+  double naiveMs = 0.0, naiveGflops = 0.0, tiledGflops = 0.0;  // 0: not timed at n
 };
-// The verification ladder above kFullRefMax. The double reference costs O(n^3) at the FP64 rate
-// (1/32 to 1/64 of FP32 on a T4 or an RTX card), so above it only sampled rows are computed, and
-// the rest rests on trust that is stated and conditional. naive: the sampled rows against the
-// reference and every element finite; the others are trusted only if naive passed the full check
-// at every smaller n (200, 511 and 1000 among them), else UNVERIFIED. tiled: the same rows, and
-// every element against naive's output at this n, trusted only if that naive row passed. Naive
-// and tiled sum the same products in the same order, so a correct pair agrees exactly and the
-// cross-check cannot see an error the two share (a layout or indexing convention); the sampled
-// rows, against an independent computation, can.
+// The verification ladder above kFullRefMax: only sampled rows get the double reference, and the
+// rest rests on trust that is stated and conditional. Why sample, when the GPU reference is quick
+// (project_template checks 4096^3 in full)? Host memory: the default run must stay inside
+// Compiler Explorer's budget, and a full reference at n = 2048 is n^2 doubles, 32 MiB more beside
+// the inputs and both outputs. And the ladder is the method wherever no full reference is
+// affordable (a CPU reference, a larger n): this exercise practises it. naive: the sampled rows
+// against the reference and every element finite; the others are trusted only if naive passed the
+// full check at every smaller n (200, 511 and 1000 among them), else UNVERIFIED. tiled: the same
+// rows, and every element against naive's output at this n, trusted only if that naive row
+// passed. Naive and tiled sum the same products in the same order, so a correct pair agrees
+// exactly and the cross-check cannot see an error the two share (a layout or indexing
+// convention); the sampled rows, against an independent computation, can.
 // exercise: verify-ladder
 // Yours to write: the two functions below, as the comment above describes. sampleRows(n) names
 // the rows (ascending, distinct) that get a reference above n = 1024; verdictAbove turns the scan
 // of one output, and what the ladder has seen so far, into PASS, FAIL or UNVERIFIED, with the
-// reason for a row that does not pass. You will know it worked when every row above 1024 passes
-// and no GATE line says the ladder passed a planted error (at the first n above 1024 main plants
-// five, as the comment after this region says, and your ladder must fail each). Until then these
-// stand-ins mark every row above 1024 UNVERIFIED, so the run exits 1.
+// reason for a row that does not pass. You decide which rows to sample and what each verdict
+// rests on. You will know it worked when every row above 1024 passes and no GATE line says the
+// ladder passed a planted error (at the first n above 1024 main plants five, as the comment after
+// this region says, and your ladder must fail each). Until then these stand-ins mark every row
+// above 1024 UNVERIFIED, so the run exits 1.
 std::vector<long long> sampleRows(long long) { return {}; }
 
 RowCheck verdictAbove(Kernel, const Scan&, long long, const Ladder&) {
@@ -345,7 +398,7 @@ std::string usageText() {
       "128 200 256 511 512 1000 1024 2048 below N, and N.\n"
       "  -maxn N     the largest n, an integer in [%lld, %lld] (default %lld)\n"
       "  -iters I    timed launches per row, an integer in [1, %d] (default %d), after %d\n"
-      "              warm-ups; all launches together at most %.0f TFLOP (beyond: minutes)\n"
+      "              warm-ups; all launches together at most %.0f TFLOP (more is refused)\n"
       "  -h, --help  print this help and exit\n",
       kLadder[0], kMaxN, kDefaultMaxN, kMaxIters, kDefaultIters, kWarmups, kMaxWorkFlop / 1e12);
   return buf;
@@ -365,13 +418,25 @@ Options parseOptions(CommandLine& cl) {
   return o;
 }
 
-// The CSV's # lines, then its header. The ridge point from the attributes' bounds is a device
-// fact (the same on every GPU of one model); where each kernel sits follows from it.
-void printPreamble(const cudaDeviceProp& prop, const Ceilings& c) {
+// The first 18 columns as they have always been; what the three-roof model and the printed
+// tolerances added comes after them.
+const char* const kCsvHeader =
+    "kernel,m,n,k,check,ref_elements,verdict,max_abs_err,xcheck_diff,ms,min_ms,max_ms,gflops,"
+    "pct_of_roof,model_load_gb,compulsory_gb,ai_model,ai_compulsory,rtol,atol,xcheck_atol,"
+    "pct_of_peak,speedup,smem_loads_per_fma,limited_by";
+
+// The CSV's # lines, then its header. The bounds from the attributes are device facts (the same
+// on every GPU of one model), and so is what follows from them: the ridge point, the side of it
+// each intensity is on, the shared-memory roof and which roof binds each row (limited_by).
+void printPreamble(const cudaDeviceProp& prop, const Ceilings& c, const SmemRoof& s) {
   std::printf("# GPU: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
+  const double loads = kSmemLoadsPerFma[int(Kernel::kTiled)];
   std::printf("# ceilings, measured here: bandwidth %.1f GB/s (copy kernel), FP32 peak %.1f "
-              "GFLOP/s (FMA kernel); roof(AI) = min(FP32 peak, AI x bandwidth)\n", c.copy_gbs,
-              c.fp32_gflops);
+              "GFLOP/s (FMA kernel), shared-memory loads %.1f GB/s (shared-load kernel); "
+              "roof(AI) = min(FP32 peak, AI x bandwidth) and, for a kernel that loads L words of 4 "
+              "bytes from shared memory per FMA, shared-memory GB/s x 2 / (4 L): %.1f GFLOP/s for "
+              "tiled's L = %g\n", c.copy_gbs, c.fp32_gflops, s.measured_gbs,
+              smemRoofGflops(s.measured_gbs, loads), loads);
   const double ridge = c.dram_bound_gbs > 0.0 ? c.fp32_bound_gflops / c.dram_bound_gbs : 0.0;
   const auto roof = [=](double ai) { return ai < ridge ? "below it (bandwidth" : "above it (compute"; };
   std::printf("# [device] %g MiB L2: A, B and C (12 n^2 bytes) fit in it up to n = %.0f; ridge "
@@ -383,26 +448,56 @@ void printPreamble(const cudaDeviceProp& prop, const Ceilings& c) {
                 roof(4.0), 6 * ridge);
   else
     std::printf("n/a (a bound is unknown)\n");
-  std::printf("kernel,m,n,k,check,ref_elements,verdict,max_abs_err,xcheck_diff,ms,min_ms,max_ms,"
-              "gflops,pct_of_roof,model_load_gb,compulsory_gb,ai_model,ai_compulsory\n");
+  const double smem = smemRoofGflops(s.bound_gbs, loads);
+  std::printf("# [device] shared-memory bound %s; tiled loads %g words of 4 bytes from it per FMA "
+              "(%g bytes for 2 FLOP): a roof of %.1f GFLOP/s = FP32 bound / ", s.bound, loads,
+              4 * loads, smem);
+  if (c.fp32_bound_gflops > 0.0) std::printf("%.2f", c.fp32_bound_gflops / smem);
+  else std::printf("n/a (FP32 bound unknown)");
+  std::printf("; naive loads none from it (its 2 loads per FMA go to global memory, through L1 "
+              "and L2, which no roof here bounds); limited_by = the lowest roof from the bounds "
+              "at the row's compulsory AI\n");
+  int blocks[2] = {0, 0};  // theoretical occupancy: what the occupancy API allows, at 256 threads
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks[0], gemmNaiveKernel, kTile * kTile, 0));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks[1], gemmTiledKernel, kTile * kTile, 0));
+  std::printf("# [device] theoretical occupancy (occupancy API, %d threads a block): naive %d "
+              "blocks/SM, tiled %d blocks/SM, %.0f%% and %.0f%% of %d threads/SM\n", kTile * kTile,
+              blocks[0], blocks[1], 100.0 * blocks[0] * kTile * kTile / prop.maxThreadsPerMultiProcessor,
+              100.0 * blocks[1] * kTile * kTile / prop.maxThreadsPerMultiProcessor,
+              prop.maxThreadsPerMultiProcessor);
+  std::printf("%s\n", kCsvHeader);
 }
 
+// One CSV row. Every tolerance the row's checks applied is printed (rtol, atol, xcheck_atol), so
+// a loosened tolerance changes the output. pct_of_roof: of the lowest measured roof at the
+// compulsory AI (the shared-memory one included for tiled); pct_of_peak: of the measured FP32
+// peak; speedup (tiled rows): naive's median time over tiled's at this n.
 void printRow(Kernel k, long long n, const RowCheck& rc, const Scan& s, const TimingStats* t,
-              const Ceilings& c) {
+              double naiveMs, const Ceilings& c, const SmemRoof& sm) {
   const double flop = 2.0 * n * n * n, model = modelLoadBytes(k, n, n, n);
-  const double compulsory = compulsoryBytes(n, n, n);
+  const double compulsory = compulsoryBytes(n, n, n), loads = kSmemLoadsPerFma[int(k)];
+  const bool xcheck = s.xcheck.checked > 0;
   std::printf("%s,%lld,%lld,%lld,%s,%lld,%s,%.3e,", kernelName(k), n, n, n, rc.how.c_str(),
               s.ref.checked, kVerdictNames[int(rc.verdict)], s.ref.max_abs_err);
-  if (s.xcheck.checked > 0) std::printf("%.3e", s.xcheck.max_abs_err);
+  if (xcheck) std::printf("%.3e", s.xcheck.max_abs_err);
   const double gflops = t ? flop / (t->median_ms * 1e-3) / 1e9 : 0.0;
+  const double roof = std::min(rooflineGflops(c, flop / compulsory),
+                               smemRoofGflops(sm.measured_gbs, loads));
   if (t) std::printf(",%.4f,%.4f,%.4f,%.1f,%.2f,", t->median_ms, t->min_ms, t->max_ms, gflops,
-                     100.0 * gflops / rooflineGflops(c, flop / compulsory));
+                     100.0 * gflops / roof);
   else std::printf(",,,,,,");
-  std::printf("%.6g,%.6g,%.3f,%.3f\n", model / 1e9, compulsory / 1e9, flop / model, flop / compulsory);
+  std::printf("%.6g,%.6g,%.3f,%.3f,%.3e,%.3e,", model / 1e9, compulsory / 1e9, flop / model,
+              flop / compulsory, s.rtol, s.atol);
+  if (xcheck) std::printf("%.3e", s.xcheck_atol);
+  std::printf(",");
+  if (t) std::printf("%.2f", 100.0 * gflops / c.fp32_gflops);
+  std::printf(",");
+  if (t && k == Kernel::kTiled && naiveMs > 0.0) std::printf("%.2f", naiveMs / t->median_ms);
+  std::printf(",%g,%s\n", loads, bindingRoof(c, sm, flop / compulsory, loads).name);
   std::fflush(stdout);
 }
 // One n of the ladder: check each kernel, time what passed, print its row.
-void runSize(Ladder& L, long long n, int iters, const Ceilings& c) {
+void runSize(Ladder& L, long long n, int iters, const Ceilings& c, const SmemRoof& sm) {
   const size_t bytes = size_t(n * n) * sizeof(float);
   std::vector<float> A(size_t(n * n)), B(size_t(n * n)), out[2];
   fillInputs(A, B);  // a fresh seed at every n
@@ -413,6 +508,7 @@ void runSize(Ladder& L, long long n, int iters, const Ceilings& c) {
   if (full) for (long long i = 0; i < n; ++i) rows[size_t(i)] = i;
   const RowsReference rr = referenceRows(A, B, n, rows);
   A = B = std::vector<float>();  // both on the device now: host memory goes to the outputs
+  L.n = n, L.naiveMs = L.naiveGflops = L.tiledGflops = 0.0;
   for (const Kernel k : {Kernel::kNaive, Kernel::kTiled}) {
     // The checked launch writes into a C poisoned with NaN (all bits set): what it skips fails.
     CUDA_CHECK(cudaMemset(L.dC, 0xFF, bytes));
@@ -430,7 +526,10 @@ void runSize(Ladder& L, long long n, int iters, const Ceilings& c) {
     else
       std::fprintf(stderr, "GATE: %s n=%lld %s: %s\n", kernelName(k), n, kVerdictNames[int(rc.verdict)],
                    rc.why.c_str());
-    printRow(k, n, rc, s, rc.verdict == Verdict::kPass ? &t : nullptr, c);
+    printRow(k, n, rc, s, rc.verdict == Verdict::kPass ? &t : nullptr, L.naiveMs, c, sm);
+    if (rc.verdict == Verdict::kPass)
+      (k == Kernel::kNaive ? L.naiveGflops : L.tiledGflops) = 2.0 * n * n * n / (t.median_ms * 1e6);
+    if (rc.verdict == Verdict::kPass && k == Kernel::kNaive) L.naiveMs = t.median_ms;
     if (k == Kernel::kNaive) L.naiveVerdict = rc.verdict;
     if (k == Kernel::kNaive && full && rc.verdict != Verdict::kPass && L.naiveFullRecord)
       L.naiveFullRecord = false, L.naiveFirstFailure = n;
@@ -445,6 +544,16 @@ void runSize(Ladder& L, long long n, int iters, const Ceilings& c) {
                   "with one NaN, tiled with one element off by 0.5, both untrusted\n", n);
   }
 }
+// The last n's gain, tiled over naive, beside the most the shared-memory roof (from the bounds)
+// leaves: that roof over naive's rate. Both are measured ratios (masked in a transcript).
+void printGainLine(const Ladder& L, const Ceilings& c, const SmemRoof& sm) {
+  const double roof = smemRoofGflops(sm.bound_gbs, kSmemLoadsPerFma[int(Kernel::kTiled)]);
+  std::printf("# n = %lld: tiled ran %.2fx naive's rate, at %.1f%% of measured FP32 peak; tiled's "
+              "shared-memory roof from the bounds, %.1f GFLOP/s, is %.2fx naive's rate: the most "
+              "tiling could gain here\n", L.n, L.tiledGflops / L.naiveGflops,
+              100.0 * L.tiledGflops / c.fp32_gflops, roof, roof / L.naiveGflops);
+}
+
 // =============================================================================
 // main
 // =============================================================================
@@ -453,14 +562,18 @@ int main(int argc, char** argv) try {
   const Options o = parseOptions(cl);  // exit 2 on a bad command line or too much work
   const cudaDeviceProp prop = requireCudaDevice();  // exit 77 without a device
   const Ceilings c = measureCeilings();  // exit 1 if a ceiling beats what the attributes allow
+  const SmemRoof sm = measureSmemRoof();  // likewise
   printCeilings(c, stderr);
+  printSmemRoof(sm, stderr);
   const bool tiled = tiledKernelHoldsTiles();  // the GATE line says what is left when it is not
-  printPreamble(prop, c);
+  printPreamble(prop, c, sm);
 
   Ladder L;
   for (float** p : {&L.dA, &L.dB, &L.dC}) CUDA_CHECK(cudaMalloc(p, o.maxn * o.maxn * 4));
-  for (const long long n : ladderUpTo(o.maxn)) runSize(L, n, o.iters, c);
+  for (const long long n : ladderUpTo(o.maxn)) runSize(L, n, o.iters, c, sm);
   for (float* p : {L.dA, L.dB, L.dC}) CUDA_CHECK(cudaFree(p));
+  if (L.naiveGflops > 0.0 && L.tiledGflops > 0.0)  // the gain, against what shared memory allows
+    printGainLine(L, c, sm);
 
   std::fprintf(stderr, "report_data: %d rows, %d PASS, %d not.\n", L.rows, L.passed, L.rows - L.passed);
   return (tiled && L.plantedFailed && L.passed == L.rows) ? EXIT_SUCCESS : EXIT_FAILURE;
@@ -470,7 +583,8 @@ int main(int argc, char** argv) try {
 }
 
 // =============================================================================
-// Course toolkit: the blocks every lesson carries. Machinery: skip it on a first read.
+// Course toolkit: the blocks every lesson carries, and the shared-memory roof. Machinery: skip it on
+// a first read.
 // =============================================================================
 // common: cuda_check
 // Device 0's properties. No NVIDIA driver loaded, or no GPU listed: exit 77 (skipped);
@@ -771,3 +885,84 @@ double rooflineGflops(const Ceilings& c, double ai) {
   return std::min(c.fp32_gflops, ai * c.copy_gbs);
 }
 // end common: ceilings
+// common: smem_roof
+// Shared-memory roof. Shared memory has 32 banks, each delivering 32 bits per clock
+// (CUDA C++ Programming Guide, shared memory of compute capability 5.x and up): at
+// most 128 bytes per clock per SM, counted as delivered to threads (a word a whole
+// warp reads as one broadcast counts 32 x 4 bytes, as do the 32 FMAs it feeds).
+// Bound: SMs x 32 x 4 bytes x SM clock. Measured: a full device of threads, each
+// warp taking 32 consecutive float4 per load (each quarter warp one 128-byte row
+// of the banks: no bank conflict) into 4 sums; bytes delivered / median time,
+// gated against the bound like the other ceilings. The slot read depends on a
+// run-time stride, so the compiler can neither fold a load nor reuse one.
+constexpr int kSmemThreads = 256, kSmemUnroll = 8;
+constexpr int kSmemSlots = 512;  // float4 slots, 8 KiB per block; a power of 2
+// 16 KiB read per thread, about 0.13 ms a launch on an H200: long enough for the events, short
+// because the sanitizer runs instrument every one of its shared-memory loads.
+constexpr int kSmemSteps = 128;
+static_assert((kSmemSlots & (kSmemSlots - 1)) == 0 && kSmemSlots % (32 * kSmemUnroll) == 0,
+              "a step's 32-slot windows never wrap around the buffer");
+
+// launch assumption: stride is a multiple of 32 (every window starts on a row of banks).
+__global__ void ceilingSmemKernel(float* out, int steps, int stride) {
+  __shared__ float4 slots[kSmemSlots];
+  for (int i = threadIdx.x; i < kSmemSlots; i += blockDim.x)
+    slots[i] = make_float4(float(i), float(i + 1), float(i + 2), float(i + 3));
+  __syncthreads();  // every slot written before any is read; none is written after
+  const unsigned lane = threadIdx.x % 32;
+  float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  for (int s = 0; s < steps; ++s)
+#pragma unroll
+    for (int u = 0; u < kSmemUnroll; ++u) {
+      const float4 v = slots[(unsigned(s) * stride + u * 32 + lane) % kSmemSlots];
+      sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+    }
+  out[1LL * blockIdx.x * blockDim.x + threadIdx.x] = sum.x + sum.y + sum.z + sum.w;
+}
+
+SmemRoof measureSmemRoof() {
+  SmemRoof r{};
+  const int sms = ceilingAttribute(cudaDevAttrMultiProcessorCount);
+  const int mhz = ceilingAttribute(cudaDevAttrClockRate) / 1000;
+  const int blocks = sms * std::max(1, ceilingAttribute(cudaDevAttrMaxThreadsPerMultiProcessor) /
+                                           kSmemThreads);
+  float* sink = nullptr;
+  CUDA_CHECK(cudaMalloc(&sink, size_t(blocks) * kSmemThreads * sizeof(float)));
+  const TimingStats t = timeKernel([&] {
+    ceilingSmemKernel<<<blocks, kSmemThreads>>>(sink, kSmemSteps, 32 * kSmemUnroll);
+  }, 2, kCeilingSamples);
+  CUDA_CHECK(cudaFree(sink));
+  const double bytes = double(blocks) * kSmemThreads * kSmemSteps * kSmemUnroll * sizeof(float4);
+  r.measured_gbs = bytes / (t.median_ms * 1e-3) / 1e9;
+  r.bound_gbs = double(sms) * 32 * 4 * mhz / 1e3;
+  std::snprintf(r.bound, sizeof r.bound, "%d SMs x 32 banks x 4 bytes x %d MHz = %.1f GB/s", sms,
+                mhz, r.bound_gbs);
+  ceilingGate("shared-memory bandwidth", r.measured_gbs, r.bound_gbs, "GB/s");
+  return r;
+}
+
+void printSmemRoof(const SmemRoof& s, std::FILE* out) {
+  std::fprintf(out, "Shared-memory ceiling measured by this program (median of %d launches): "
+               "%.1f GB/s delivered to threads (shared-load kernel)\n", kCeilingSamples,
+               s.measured_gbs);
+  std::fprintf(out, "[device] shared-memory bound from attributes (a measurement above %.2f x it "
+               "fails): %s\n", kCeilingSlack, s.bound);
+}
+
+double smemRoofGflops(double gbs, double loadsPerFma) {
+  return loadsPerFma > 0.0 ? gbs * 2.0 / (4.0 * loadsPerFma) : HUGE_VAL;
+}
+
+Roof bindingRoof(const Ceilings& c, const SmemRoof& s, double ai, double loadsPerFma) {
+  Roof low{"unknown", 0.0};
+  bool known = false;
+  const auto consider = [&](const char* name, double bound, double gflops) {
+    if (bound > 0.0 && (!known || gflops < low.gflops)) low = Roof{name, gflops}, known = true;
+  };
+  consider("FP32", c.fp32_bound_gflops, c.fp32_bound_gflops);
+  consider("DRAM", c.dram_bound_gbs, ai * c.dram_bound_gbs);
+  if (loadsPerFma > 0.0)
+    consider("shared memory", s.bound_gbs, smemRoofGflops(s.bound_gbs, loadsPerFma));
+  return low;
+}
+// end common: smem_roof

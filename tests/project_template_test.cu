@@ -334,4 +334,51 @@ TEST(ProjectTemplateMetrics, RidgePointSaysWhichRoofEachModelSitsUnder) {
             std::string::npos);
 }
 
+// The binding-roof line from bounds as the attributes give them (see ridgeLine above).
+std::string bindingLine(int sms, int mhz, int lanes, int memMhz, int bus, const Options& o) {
+  Ceilings c{};
+  c.fp32_bound_gflops = 2.0 * sms * lanes * mhz / 1e3;
+  c.dram_bound_gbs = 2.0 * memMhz * bus / 8 / 1e3;
+  SmemRoof s{};
+  s.bound_gbs = double(sms) * 32 * 4 * mhz / 1e3;
+  ::testing::internal::CaptureStdout();
+  printBindingRoof(c, s, 2.0 * o.m * o.n * o.k, compulsoryBytes(o));
+  return ::testing::internal::GetCapturedStdout();
+}
+
+TEST(ProjectTemplateMetrics, SharedMemoryBindsTheTiledKernelAtTheDefaultSize) {
+  Options o;  // 1024^3: compulsory AI 170.67
+  EXPECT_EQ(bindingLine(132, 1980, 128, 3201, 6016, o),
+            "[device] roofs from the attribute bounds at the compulsory AI: FP32 66908.2 GFLOP/s, "
+            "DRAM 4814.3 GB/s x 170.67 FLOP/B = 821641.2 GFLOP/s, shared memory 33454.1 GB/s x 2 "
+            "FLOP / 8 bytes = 8363.5 GFLOP/s = FP32 bound / 8.00 (0: unknown); limited by shared "
+            "memory\n")
+      << "an H200: 2 loads of 4 bytes per FMA allow 1/8 of its 128 lanes";
+  EXPECT_NE(bindingLine(40, 1590, 64, 5001, 256, o).find("= FP32 bound / 4.00 (0: unknown); "
+                                                        "limited by shared memory"),
+            std::string::npos)
+      << "a T4: 1/4 of its 64 lanes";
+  o.m = o.n = o.k = 1;  // AI 1/6: DRAM binds
+  EXPECT_NE(bindingLine(132, 1980, 128, 3201, 6016, o).find("limited by DRAM"), std::string::npos);
+  o.k = 0;
+  EXPECT_EQ(bindingLine(132, 1980, 128, 3201, 6016, o),
+            "[device] roofs from the attribute bounds at the compulsory AI: n/a (no "
+            "floating-point work)\n");
+  o.k = 1024;
+  EXPECT_NE(bindingLine(132, 1980, 0, 3201, 6016, o).find("FP32 0.0 GFLOP/s"), std::string::npos)
+      << "no lane count: the FP32 bound is unknown and named 0";
+  EXPECT_EQ(kSmemLoadsPerFma, 2.0) << "As and Bs, once per multiply-add";
+}
+
+TEST(ProjectTemplateMetrics, TheSmemCeilingIsTheMeasuredBandwidthOverFourBytesPerFlop) {
+  SmemRoof s{};
+  s.measured_gbs = 32000.0;
+  ::testing::internal::CaptureStdout();
+  placeOnSmemRoof(4000.0, s);
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(),
+            "  shared-memory loads: 2 per multiply-add, 8 bytes for 2 FLOP\n    ceiling = measured "
+            "shared-memory bandwidth x 2 FLOP / 8 bytes = 8000.0 GFLOP/s, the median at 50.0% of "
+            "measured ceiling\n");
+}
+
 }  // namespace

@@ -1,6 +1,7 @@
 // Host-side tests of the final project's report_data (no GPU needed): the strict command line and
 // the work it may ask for, the size ladder, the sampled rows, the byte models, the check (NaN and
-// infinity fail), and the verification ladder judged on host outputs, planted errors included.
+// infinity fail), the verification ladder judged on host outputs, planted errors included, the
+// shared-memory roof and the binding roof, and the CSV row's shape.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -44,7 +45,7 @@ TEST(ReportDataCliDeathTest, BadCommandLinesExit2WithOneNamedLineThenUsage) {
   EXPECT_EXIT(parse({"--help"}), ::testing::ExitedWithCode(0), "^$");
 }
 
-TEST(ReportDataCliDeathTest, WorkThatWouldRunForMinutesIsRefusedBeforeAnyCudaCall) {
+TEST(ReportDataCliDeathTest, TooMuchWorkIsRefusedBeforeAnyCudaCall) {
   const auto usage = ::testing::ExitedWithCode(kExitBadCommandLine);
   EXPECT_EXIT(parse({"-maxn", "4096", "-iters", "10000"}), usage,
               "^error: -maxn 4096 with -iters 10000 asks for [0-9.]+ TFLOP of GEMM launches");
@@ -169,6 +170,131 @@ TEST(ReportDataVerify, TheFullCheckComparesEveryElementAndNamesTheFirstFailure) 
   const Scan s = scan(h.naive, nullptr, h.rr, n);
   EXPECT_EQ(s.ref.failures, 1);
   EXPECT_NE(s.ref.describe("failed", n).find("(7, 9)"), std::string::npos);
+}
+
+// Bounds as the attributes give them: an H200 (132 SMs, 1980 MHz, 128 lanes, 3201 MHz x 6016 bits)
+// and a T4 (40 SMs, 1590 MHz, 64 lanes, 5001 MHz x 256 bits).
+struct Bounds {
+  Ceilings c{};
+  SmemRoof s{};
+  Bounds(int sms, int mhz, int lanes, int memMhz, int bus) {
+    c.fp32_bound_gflops = 2.0 * sms * lanes * mhz / 1e3;
+    c.dram_bound_gbs = 2.0 * memMhz * bus / 8 / 1e3;
+    s.bound_gbs = double(sms) * 32 * 4 * mhz / 1e3;
+  }
+};
+const Bounds kH200(132, 1980, 128, 3201, 6016), kT4(40, 1590, 64, 5001, 256);
+
+TEST(ReportDataRoofs, SharedMemoryRoofIsAnEighthOfFp32OnAnH200AndAQuarterOnAT4) {
+  const double tiled = kSmemLoadsPerFma[int(Kernel::kTiled)];
+  EXPECT_EQ(tiled, 2.0);
+  EXPECT_EQ(kSmemLoadsPerFma[int(Kernel::kNaive)], 0.0);
+  EXPECT_DOUBLE_EQ(smemRoofGflops(kH200.s.bound_gbs, tiled), 8363.52);
+  EXPECT_DOUBLE_EQ(kH200.c.fp32_bound_gflops / smemRoofGflops(kH200.s.bound_gbs, tiled), 8.0);
+  EXPECT_DOUBLE_EQ(kT4.c.fp32_bound_gflops / smemRoofGflops(kT4.s.bound_gbs, tiled), 4.0);
+  EXPECT_TRUE(std::isinf(smemRoofGflops(kH200.s.bound_gbs, 0.0))) << "no shared loads, no roof";
+}
+
+TEST(ReportDataRoofs, TheBindingRoofIsTheLowestBound) {
+  const double ai128 = 128 / 6.0, ai2048 = 2048 / 6.0;
+  for (double ai : {ai128, ai2048}) {
+    EXPECT_STREQ(bindingRoof(kH200.c, kH200.s, ai, 0.0).name, "FP32") << ai;
+    EXPECT_STREQ(bindingRoof(kH200.c, kH200.s, ai, 2.0).name, "shared memory") << ai;
+    EXPECT_STREQ(bindingRoof(kT4.c, kT4.s, ai, 2.0).name, "shared memory") << ai;
+  }
+  EXPECT_STREQ(bindingRoof(kT4.c, kT4.s, ai128, 0.0).name, "DRAM") << "ridge 25.4 > 21.3";
+  EXPECT_DOUBLE_EQ(bindingRoof(kT4.c, kT4.s, ai128, 0.0).gflops, ai128 * kT4.c.dram_bound_gbs);
+  EXPECT_STREQ(bindingRoof(Ceilings{}, SmemRoof{}, ai128, 2.0).name, "unknown");
+  Ceilings noLanes = kH200.c;  // a compute capability with no lane count: no FP32 bound
+  noLanes.fp32_bound_gflops = 0.0;
+  EXPECT_STREQ(bindingRoof(noLanes, kH200.s, ai128, 0.0).name, "DRAM");
+}
+
+// One CSV row, printed on the host: the same number of cells as the header, every tolerance there.
+std::vector<std::string> row(Kernel k, long long n, const Scan& s, const TimingStats* t,
+                             double naiveMs) {
+  Ceilings c = kH200.c;
+  c.copy_gbs = 4000.0;
+  c.fp32_gflops = 64000.0;
+  SmemRoof sm = kH200.s;
+  sm.measured_gbs = 32000.0;
+  ::testing::internal::CaptureStdout();
+  printRow(k, n, RowCheck{"ref", Verdict::kPass, ""}, s, t, naiveMs, c, sm);
+  const std::string line = ::testing::internal::GetCapturedStdout();
+  std::vector<std::string> cells(1);
+  for (char ch : line.substr(0, line.size() - 1)) {
+    if (ch == ',') cells.emplace_back();
+    else cells.back() += ch;
+  }
+  return cells;
+}
+
+TEST(ReportDataCsv, EveryRowHasTheHeadersCellsAndItsTolerances) {
+  std::vector<std::string> header(1);
+  for (const char* p = kCsvHeader; *p; ++p) {
+    if (*p == ',') header.emplace_back();
+    else header.back() += *p;
+  }
+  ASSERT_EQ(header.size(), 25u);
+  EXPECT_EQ(header[9], "ms") << "the first 18 columns keep their places";
+  EXPECT_EQ(header[17], "ai_compulsory");
+  const auto at = [&](const std::vector<std::string>& r, const char* name) {
+    for (size_t i = 0; i < header.size(); ++i)
+      if (header[i] == name) return r.at(i);
+    ADD_FAILURE() << "no column " << name;
+    return std::string();
+  };
+  Scan s;
+  s.rtol = 1e-5, s.atol = 2.5e-6;
+  s.ref.add(0, 1.0, 1.0, s.atol, s.rtol);
+  const TimingStats naive{2.0, 1.9, 2.1, 2.0, 3}, tiled{1.0, 0.9, 1.1, 1.0, 3};
+  std::vector<std::string> r = row(Kernel::kNaive, 2048, s, &naive, 0.0);
+  ASSERT_EQ(r.size(), header.size());
+  EXPECT_EQ(at(r, "rtol"), "1.000e-05");
+  EXPECT_EQ(at(r, "atol"), "2.500e-06");
+  EXPECT_EQ(at(r, "xcheck_atol"), "") << "no cross-check, no tolerance for it";
+  EXPECT_EQ(at(r, "speedup"), "") << "tiled rows only";
+  EXPECT_EQ(at(r, "smem_loads_per_fma"), "0");
+  EXPECT_EQ(at(r, "limited_by"), "FP32");
+  s.xcheck.add(0, 1.0, 1.0, 3e-6, s.rtol);
+  s.xcheck_atol = 3e-6;
+  r = row(Kernel::kTiled, 2048, s, &tiled, naive.median_ms);
+  ASSERT_EQ(r.size(), header.size());
+  EXPECT_EQ(at(r, "xcheck_atol"), "3.000e-06");
+  EXPECT_EQ(at(r, "xcheck_diff"), "0.000e+00");
+  EXPECT_EQ(at(r, "ms"), "1.0000");
+  EXPECT_EQ(at(r, "speedup"), "2.00") << "naive's median over tiled's";
+  EXPECT_EQ(at(r, "smem_loads_per_fma"), "2");
+  EXPECT_EQ(at(r, "limited_by"), "shared memory");
+  EXPECT_EQ(at(r, "ai_compulsory"), "341.333");
+  const double gflops = 2.0 * 2048 * 2048 * 2048 / 1e-3 / 1e9;
+  const auto pct = [](double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f", v);
+    return std::string(b);
+  };
+  EXPECT_EQ(at(r, "pct_of_peak"), pct(100.0 * gflops / 64000.0)) << "of the measured FP32 peak";
+  EXPECT_EQ(at(r, "pct_of_roof"), pct(100.0 * gflops / 8000.0))
+      << "tiled's roof: the measured shared-memory roof, 32000 GB/s x 2 / 8";
+  r = row(Kernel::kTiled, 2048, s, nullptr, naive.median_ms);  // not timed: empty time cells
+  ASSERT_EQ(r.size(), header.size());
+  for (const char* name : {"ms", "min_ms", "max_ms", "gflops", "pct_of_roof", "pct_of_peak",
+                           "speedup"})
+    EXPECT_EQ(at(r, name), "") << name;
+  EXPECT_EQ(at(r, "rtol"), "1.000e-05") << "an untimed row still prints its tolerances";
+}
+
+TEST(ReportDataCheck, TheScanKeepsTheTolerancesItApplied) {
+  const long long n = 40;
+  std::vector<long long> every(static_cast<size_t>(n));
+  for (long long i = 0; i < n; ++i) every[size_t(i)] = i;
+  const HostLadder h(n, every);
+  const Scan s = scan(h.tiled, &h.naive, h.rr, n);
+  EXPECT_EQ(s.rtol, rtolForK(n));
+  EXPECT_EQ(s.atol, s.rtol * h.rr.ref_max);
+  double yMax = 0.0;
+  for (float y : h.naive) yMax = std::max(yMax, double(std::fabs(y)));
+  EXPECT_EQ(s.xcheck_atol, s.rtol * yMax);
 }
 
 }  // namespace

@@ -182,11 +182,11 @@ def render_roofline(data, out):
         users = ", ".join(sorted({p["kernel"] for p in data["points"] if p.get("smem_loads") == loads}))
         measured, bound = smem_roof(data.get("smem_gbs"), loads), smem_roof(data.get("smem_bound_gbs"), loads)
         if measured:
-            ax.axhline(measured, color="tab:red", ls="-", lw=1.5,
+            ax.axhline(measured, color="tab:purple", ls="-", lw=1.5,
                        label=f"shared-memory roof of {users} ({loads:g} loads of 4 B per FMA): {measured:.0f} GFLOP/s, measured")
             lows.append(measured)
         if bound:
-            ax.axhline(bound, color="tab:red", ls=":", lw=1,
+            ax.axhline(bound, color="tab:purple", ls=":", lw=1,
                        label=f"the same from the attribute bound (32 banks x 4 B x clock): {bound:.0f} GFLOP/s")
     for kernel, marker in (("naive", "o"), ("tiled", "s")):
         mine = [p for p in data["points"] if p["kernel"] == kernel]

@@ -4,21 +4,19 @@ the speed exercises in a serial phase of their own, cuBLAS anchors, the GPU CTes
 `check --only verify-record` reads that record back."""
 
 import concurrent.futures
-import datetime
 import hashlib
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, SuiteError, UsageError, read_text
 from . import catalogue, exercises
-from .anchors import anchor_problems, anchor_table, measure_anchors
+from .anchors import anchor_problems, anchor_table
 from .catalogue import sanitizer_findings  # noqa: F401  (verify's jobs call it by this name)
-from .model import Program, data_recordings, lesson, programs
-from .running import ctest_gpu, require_gpu, run_binary, run_measured
+from .model import Program, lesson, programs
+from .running import ctest_gpu, run_binary
 from .transcripts import mask, run_against_transcript
 
 BUDGET = exercises.BUDGET  # Compiler Explorer's budget; exercises decides from it which runs fit
@@ -336,73 +334,6 @@ def select_programs(root, only):
     return progs
 
 
-def cmd_verify(args):
-    """(GPU) Prove every program and write expected/<gpu>/verify.json and verify.md."""
-    root = args.root
-    if not args.deadline > 0:  # also refuses nan
-        raise UsageError(f"verify: --deadline expects a positive number of seconds, got {args.deadline}")
-    select_programs(root, args.only)  # a bad --only is a usage error, GPU or not
-    facts = require_gpu("verify")
-    gpu, t0 = args.gpu or facts.slug, time.monotonic()
-    if args.ctest_only:
-        return record_ctest_only(root, gpu)
-    if args.resume:
-        args.only = resume_selection(root, gpu)
-    progs, cats = select_programs(root, args.only), catalogue.load(root)
-
-    def progress(text):
-        print(f"[{time.monotonic() - t0:6.1f} s] {text}", flush=True)
-
-    targets = [p.target for p in progs]
-    anchor_targets = ["cublas_sgemm"] if (Path(root) / "anchors" / "CMakeLists.txt").exists() else []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        native, ptx75 = (f.result() for f in [pool.submit(build_tree, root, "verify-native", "75;90", targets, anchor_targets),
-                                              pool.submit(build_tree, root, "verify-sm75", "75", targets)])
-    cpu = sorted(os.sched_getaffinity(0))[0]
-    # Every run's budget, one at a time on one core: a student's pane verdict reads which runs fit CE.
-    budget = {p.rel: {r.id: run_measured(native / p.target, r.args, cpu) for r in p.runs()}
-              for p in progs if not p.is_starter}
-    results = run_jobs(make_jobs(root, progs, native, ptx75, gpu, cats), t0 + args.deadline, progress)
-    entries = [program_entry(p, results, cats) for p in progs]
-    for e in entries:
-        if e["program"] in budget:
-            runs_budget = {rid: {k: b[k] for k in BUDGET_KEYS} for rid, b in budget[e["program"]].items()}
-            e.update(runs_budget[next(iter(runs_budget))])  # the default run's, as the budget check reads it
-            e["runs_budget"] = runs_budget
-    attempts = [results.get(("attempt", p.rel, a.region, a.name)) or {"lesson": a.lesson, "region": a.region, "name": a.name,
-                "kind": a.kind, "accepted": None, "outcome": "not finished"}
-                for p in progs if p.name in cats and not p.is_starter for a in cats[p.name].attempts]
-    record = {"gpu": facts.name, "toolkit": facts.toolkit,
-              "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "budget": BUDGET, "programs": entries, "student_attempts": attempts}
-    # The speed exercises run alone, after every other GPU job: timings of a busy GPU decide nothing.
-    lesson_names = [p.name for p in progs if not p.is_starter]
-    record["exercise_speed"] = exercises.speed_phase(root, cats, lesson_names, progress)
-    old = load_record(root, gpu) if args.only else None
-    if old:  # merge a partial run into the record: what it did not re-verify keeps its old hashes
-        record["files"] = dict(old.get("files", {}))
-        kept = [e for e in old.get("programs", []) if e.get("program") not in {x["program"] for x in entries}]
-        record["programs"] = sorted(kept + entries, key=lambda e: e["program"])
-        names = {p.name for p in progs}
-        record["student_attempts"] = [a for a in old.get("student_attempts", []) if a["lesson"] not in names] + attempts
-        record["exercise_speed"] = [s for s in old.get("exercise_speed", []) if s.get("lesson") not in names] \
-            + record["exercise_speed"]
-    record["anchors"] = measure_anchors(root, native, gpu, progress)
-    record["ctest_gpu"] = ctest_gpu(root) if not args.no_ctest else (old or {}).get("ctest_gpu")
-    record["total_wall_s"] = round(time.monotonic() - t0, 1)
-    log = [n for p in progs for r in p.runs() for n in (results.get(("run", p.rel, r.id)) or {"notes": [f"{r.id}: not finished"]})["notes"]]
-    verified = {run.transcript_path(gpu).relative_to(root).as_posix() for p in progs for run in p.runs()}
-    verified |= {f"expected/{gpu}/data/{csv}" for name, _, csv, _, _ in data_recordings(root)
-                 for p in progs if p.name == name and not p.is_starter}
-    write_record(root, gpu, record, log, rehash=True if not args.only else verified | {f"expected/{gpu}/data/anchors.csv"})
-    print(verify_table(record))
-    problems = check_verify_record(root, gpu)
-    for p in problems:
-        print("error: " + p, file=sys.stderr)
-    print(f"verify: {len(problems)} problem(s); details in build/verify.log", file=sys.stderr)
-    return EXIT_FAIL if problems else EXIT_OK
-
-
 def speed_table(entries):
     rows = ["| lesson | region | run | slow reference / solution | bar | spread | correct attempts (ratio: outcome) |",
             "|---|---|---|---|---|---|---|"]
@@ -414,40 +345,3 @@ def speed_table(entries):
         rows.append(f"| {e['lesson']} | {e['region']} | {e['run']} | {e.get('slow_ratio')} | {e.get('threshold')} | "
                     f"{e.get('spread')} | {tried} |")
     return "\n".join(rows) + "\n"
-
-
-def cmd_attempts(args):
-    """(GPU) Build and judge every student attempt over every recorded run; record them under student_attempts."""
-    cats, names = catalogue.selected(args.root, args.names, "attempts")  # names first, then the GPU
-    facts = require_gpu("attempts")
-    root, gpu = args.root, args.gpu or facts.slug
-    jobs = [(root, a, gpu, cats[n].student_worded) for n in names for a in cats[n].attempts]
-    entries = catalogue.run_parallel(exercises.run_attempt, jobs)
-    record = load_record(root, gpu)
-    if record is None:
-        raise SuiteError(f"attempts: expected/{gpu}/verify.json does not exist; run verify first")
-    record["student_attempts"] = [e for e in record.get("student_attempts", []) if e["lesson"] not in names] + entries
-    write_record(root, gpu, record)
-    print(exercises.attempt_table(entries))
-    return EXIT_FAIL if not all(exercises.attempt_entry_ok(e) for e in entries) else 0
-
-
-def cmd_mutate(args):
-    """(GPU) Build and run every mutant; record killed/survived in expected/<gpu>/verify.json."""
-    cats, names = catalogue.selected(args.root, args.names, "mutate")  # names first, then the GPU
-    facts = require_gpu("mutate")
-    root, gpu = args.root, args.gpu or facts.slug
-    jobs = [(root, lesson(root, n), m) for n in names for m in cats[n].mutants]
-    results = {}
-    for (_, prog, _), entry in zip(jobs, catalogue.run_parallel(catalogue.run_mutant, jobs)):
-        results.setdefault(prog.rel, []).append(entry)
-    record = load_record(root, gpu)
-    if record is None:
-        raise SuiteError(f"mutate: expected/{gpu}/verify.json does not exist; run verify first")
-    for entry in record["programs"]:
-        if entry["program"] in results:
-            entry["mutants"] = results[entry["program"]]
-    write_record(root, gpu, record)
-    print(catalogue.mutant_table(results))
-    survivors = [e for es in results.values() for e in es if not e["killed"] and not e.get("blind_spot")]
-    return EXIT_FAIL if survivors else 0

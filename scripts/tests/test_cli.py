@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 
 from helpers import REPO, SCRIPTS, Scratch, no_gpu, patched
-from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, cli, transcripts
+from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, cli, commands, transcripts
 
 H200_OUT = "GPU: NVIDIA H200 (compute capability 9.0)\n[device] 132 SMs, 60 MiB L2\nanswer 42\nk 1.5 ms  40 regs\n"
 T4_OUT = "GPU: Tesla T4 (compute capability 7.5)\n[device] 40 SMs, 4 MiB L2\nanswer 42\nk 9.25 ms  64 regs\n"
@@ -282,13 +282,13 @@ class TestCompare(Scratch):
         self.assertIn("is not a regular file", done.stderr)
 
     def test_the_pane_reader_keeps_its_shape(self):
-        """cli.pasted_result and split_compiler_explorer: the names exercise check --pane relies on."""
-        self.assertEqual(cli.split_compiler_explorer("Program returned: 1\nProgram stdout\na\nProgram stderr\nb\n"),
+        """commands.pasted_result and split_compiler_explorer: the names exercise check --pane relies on."""
+        self.assertEqual(transcripts.split_compiler_explorer("Program returned: 1\nProgram stdout\na\nProgram stderr\nb\n"),
                          ("a\n", "b\n", 1))
-        self.assertIsNone(cli.split_compiler_explorer("answer 42\n"))
+        self.assertIsNone(transcripts.split_compiler_explorer("answer 42\n"))
         (self.root / "out.txt").write_text("Program stdout\nanswer 42\n")
         args = type("Args", (), {"stdout": self.root / "out.txt", "stderr": None, "exit_code": None})
-        result, notes = cli.pasted_result(args, {"stderr": "", "exit_code": 0})
+        result, notes = commands.pasted_result(args, {"stderr": "", "exit_code": 0})
         self.assertEqual((result["stdout"], result["stderr"], result["exit_code"]), ("answer 42\n", "", 0))
         self.assertIn("exit code not compared (give --exit-code N)", notes)
 

@@ -6,7 +6,7 @@ import unittest
 from pathlib import Path
 
 from helpers import Scratch
-from suitelib import anchors, exercises, running, verify
+from suitelib import anchors, commands, exercises, running, verify
 from suitelib.model import programs
 
 CTEST_OUT = """
@@ -310,11 +310,13 @@ class TestVerifyCommand(Scratch):
             fake_build = speed_build
         facts = running.GpuFacts("NVIDIA H200", "h200", "13.0")
         budget = {"exit_code": 0, "wall_s_1core": 1.0, "cpu_s_1core": 1.0, "peak_rss_mib": 50.0, "output_bytes": 10}
-        with patched(verify, "require_gpu", lambda what: facts), \
-                patched(verify, "build_tree", lambda *a, **k: bin_dir), \
+        gpu_ctest = {"passed": 3, "failed": 0, "skipped": 1}
+        with patched(commands, "require_gpu", lambda what: facts), \
+                patched(commands, "build_tree", lambda *a, **k: bin_dir), \
                 patched(verify, "sanitizer_findings", lambda *a: (0, "")), \
-                patched(verify, "run_measured", lambda *a: dict(budget)), \
-                patched(verify, "ctest_gpu", lambda root: {"passed": 3, "failed": 0, "skipped": 1}), \
+                patched(commands, "run_measured", lambda *a: dict(budget)), \
+                patched(commands, "ctest_gpu", lambda root: gpu_ctest), \
+                patched(verify, "ctest_gpu", lambda root: gpu_ctest), \
                 patched(catalogue, "run_mutant", lambda root, p, m: {"name": m.name, "description": "", "killed": True,
                                                                      "outcome": "exit 1: GATE"}), \
                 patched(catalogue, "build_in_scratch", fake_build):

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# One device call for gemm_ladder's tuning (docs/notes/gemm_ladder_tuning.md):
+# builds the lesson (sm_90 native and sm_75 PTX-JIT), the cuBLAS anchor and any
+# variants (copies of the lesson edited by sed, VARIANTS below), checks and
+# times every step at 1024, 2048, 4096, 8192 interleaved with cuBLAS (ROUNDS
+# pairs per size; the lesson checks each step before timing it), profiles the
+# key kernels with ncu, runs the three Run: lines, compute-sanitizer memcheck
+# and racecheck on the Sanitize: line, and compares the sm_75 build's result
+# lines with the native build's. Everything lands in $OUT/gemm_ladder.tgz plus
+# a summary. Usage: scripts/bench/gemm_ladder.sh  (OUT, ROUNDS, SIZES, NCU,
+# VARIANTS from the environment). Not a recording: expected/ is never written.
+set -u
+OUT=${OUT:-/tmp/gl_out}; ROUNDS=${ROUNDS:-3}; SIZES=${SIZES:-"1024 2048 4096 8192"}
+NCU=${NCU:-1}; VARIANTS=${VARIANTS:-}; VSIZES=${VSIZES:-"2048 4096"}
+W=$(mktemp -d); R=$W/res; mkdir -p $R
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cp "$root/lessons/gemm_ladder.cu" "$root/anchors/cublas_sgemm.cu" $W/
+cd $W
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv > $R/gpu.txt 2>&1
+( nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo -Xptxas -v -o gl90 gemm_ladder.cu > $R/build90.txt 2>&1 ) &
+( nvcc -std=c++17 -O3 -arch=sm_75 -lineinfo -o gl75 gemm_ladder.cu > $R/build75.txt 2>&1 ) &
+( nvcc -std=c++17 -O3 -arch=sm_90 -o cublas_sgemm cublas_sgemm.cu -lcublas > $R/buildcublas.txt 2>&1 ) &
+i=0
+for v in $VARIANTS; do  # v: name=sed-expression (no spaces)
+  name=${v%%=*}; expr=${v#*=}; i=$((i+1))
+  sed -e "$expr" gemm_ladder.cu > v_$name.cu
+  ( nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo -Xptxas -v -o v_$name v_$name.cu > $R/build_v_$name.txt 2>&1 ) &
+done
+wait
+ls -la gl90 gl75 cublas_sgemm v_* > $R/builds.txt 2>&1
+# Timing: lesson and cuBLAS interleaved, ROUNDS pairs per size.
+for n in $SIZES; do
+  for r in $(seq 1 $ROUNDS); do
+    ./gl90 --csv -n $n > $R/lesson_n${n}_r$r.csv 2> $R/lesson_n${n}_r$r.err; echo "rc=$?" >> $R/lesson_n${n}_r$r.err
+    ./cublas_sgemm -n $n > $R/cublas_n${n}_r$r.csv 2>&1
+    for v in $VARIANTS; do
+      name=${v%%=*}
+      [ $r -eq 1 ] && [[ " $VSIZES " == *" $n "* ]] && { ./v_$name --csv -n $n > $R/v_${name}_n${n}.csv 2> $R/v_${name}_n${n}.err; echo "rc=$?" >> $R/v_${name}_n${n}.err; }
+    done
+  done
+done
+# The Run: lines and the sm_75 build's result lines against the native build's.
+./gl90 > $R/run_default.txt 2>&1; echo "rc=$?" >> $R/run_default.txt
+./gl90 -n 4096 > $R/run_4096.txt 2>&1; echo "rc=$?" >> $R/run_4096.txt
+./gl90 -m 1000 -n 1030 -k 999 > $R/run_odd.txt 2>&1; echo "rc=$?" >> $R/run_odd.txt
+./gl75 > $R/run75_default.txt 2>&1; echo "rc=$?" >> $R/run75_default.txt
+./gl75 -m 1000 -n 1030 -k 999 > $R/run75_odd.txt 2>&1; echo "rc=$?" >> $R/run75_odd.txt
+res() { grep -E "check:|split:|at these sizes|rtol|Problem|changes:" "$1"; }
+{ diff <(res $R/run_default.txt) <(res $R/run75_default.txt) && echo "sm_75 default: same result lines";
+  diff <(res $R/run_odd.txt) <(res $R/run75_odd.txt) && echo "sm_75 odd: same result lines"; } > $R/sm75_compare.txt 2>&1
+# Repeat run: the same digits.
+./gl90 > $R/run_default2.txt 2>&1; diff <(res $R/run_default.txt) <(res $R/run_default2.txt) > $R/repeat_compare.txt 2>&1 && echo "repeat: same result lines" >> $R/repeat_compare.txt
+# compute-sanitizer on the Sanitize: line.
+SAN=$(grep -m1 '^// Sanitize:' gemm_ladder.cu | sed 's|^// Sanitize: *./gemm_ladder||')
+for tool in memcheck racecheck; do
+  timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 ./gl90 $SAN > $R/san_$tool.txt 2>&1; echo "rc=$?" >> $R/san_$tool.txt
+done
+# ncu: issue slots, shared-memory wavefronts and bank conflicts, registers, occupancy.
+if [ "$NCU" = 1 ]; then
+  M="smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,launch__registers_per_thread,launch__occupancy_limit_registers,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__warps_issue_stalled_barrier_per_warp_active.pct,smsp__warps_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__warps_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warps_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warps_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warps_issue_stalled_not_selected_per_warp_active.pct,smsp__warps_issue_stalled_wait_per_warp_active.pct,smsp__warps_issue_stalled_dispatch_stall_per_warp_active.pct,smsp__warps_issue_stalled_selected_per_warp_active.pct,gpu__time_duration.sum,launch__grid_size,launch__waves_per_multiprocessor"
+  for n in 4096 1024; do  # -iters 1: each kernel 5 launches (check, 3 warm-ups, 1 timed)
+    timeout 200 ncu --clock-control none -k regex:'^(gemm|reduce)' --launch-skip 0 --metrics $M --csv ./gl90 -n $n -iters 1 > $R/ncu_n$n.csv 2> $R/ncu_n$n.err
+    echo "rc=$?" >> $R/ncu_n$n.err
+  done
+fi
+cd $R && tar czf $OUT/gemm_ladder.tgz . && cd $W
+# Summary: median ratio per step and size (lesson median of rounds / cuBLAS median of rounds).
+python3 - "$R" "$SIZES" > $OUT/summary.txt <<'PY'
+import csv, glob, statistics, sys, os
+R, sizes = sys.argv[1], sys.argv[2].split()
+for n in sizes:
+    cub = []
+    for f in sorted(glob.glob(f"{R}/cublas_n{n}_r*.csv")):
+        rows = [r for r in csv.reader(open(f)) if r and r[0] == "cublas_sgemm"]
+        if rows: cub.append(float(rows[0][3]))
+    steps = {}
+    for f in sorted(glob.glob(f"{R}/lesson_n{n}_r*.csv")):
+        for r in csv.DictReader(open(f)):
+            if r["gflops"]: steps.setdefault(r["kernel"], []).append(float(r["gflops"]))
+    cm = statistics.median(cub) if cub else float("nan")
+    print(f"n={n} cublas GFLOP/s median {cm:.0f} of {cub}")
+    for k, v in steps.items():
+        print(f"  {k:16s} {statistics.median(v):9.0f}  ratio {statistics.median(v)/cm:.3f}  spread {min(v):.0f}-{max(v):.0f}")
+    for f in sorted(glob.glob(f"{R}/v_*_n{n}.csv")):
+        for r in csv.DictReader(open(f)):
+            if r["kernel"] in ("tile_128", "double_buffered", "split_k", "warptile") and r["gflops"]:
+                print(f"  variant {os.path.basename(f)[2:-4]:24s} {r['kernel']:16s} {float(r['gflops']):9.0f} ratio {float(r['gflops'])/cm:.3f}")
+PY
+cat $OUT/summary.txt
+for f in $R/run_default.txt $R/run_4096.txt $R/run_odd.txt $R/san_memcheck.txt $R/san_racecheck.txt $R/sm75_compare.txt $R/repeat_compare.txt; do echo "== $f"; tail -3 $f; done
+grep -h "GATE\|FAIL" $R/*.err $R/run_*.txt | head

@@ -1,0 +1,335 @@
+"""Every subcommand of the tool (cmd_*), one place: each only glues the modules below together.
+Layers, bottom up: model; transcripts, running, figures, celink; catalogue, docs, anchors, plots;
+generate, checks, exercises, verify; commands; cli (argparse and main)."""
+
+import concurrent.futures
+import datetime
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, EXIT_SKIP, SuiteError, UsageError
+from . import catalogue, checks, docs, exercises, generate, plots, running
+from .anchors import measure_anchors
+from .model import Program, all_runs, data_recordings, find_lesson_run, find_run, lesson, programs, resolve_source
+from .running import ctest_gpu, require_gpu, run_measured
+from .transcripts import compare, format_transcript, parse_transcript, read_pasted, run_against_transcript, staleness
+from .verify import (BUDGET, BUDGET_KEYS, build_tree, check_verify_record, load_record, make_jobs, program_entry,
+                     record_ctest_only, resume_selection, run_jobs, select_programs, verify_table, write_record)
+
+
+def cmd_build(args):
+    """Configure and build every lesson and starter, or the named targets such as NAME_exercise (preset 'dev')."""
+    running.cmake_build(args.root, args.targets)
+    return EXIT_OK
+
+
+def folder_for(root, gpu):
+    """expected/<gpu>/ to compare with: --gpu, else this machine's GPU's folder, else the default."""
+    try:
+        facts = None if gpu else running.detect_gpu()
+    except running.DriverError:
+        facts = None
+    return running.transcript_gpu(root, gpu, facts)
+
+
+def report(cmp, label, path):
+    for note in cmp.notes:
+        print("note: " + note, file=sys.stderr)
+    if cmp.problems:
+        print("\n".join(cmp.problems), file=sys.stderr)
+        print(f"FAILED: {label} does not match {path}", file=sys.stderr)
+        return EXIT_FAIL
+    print(f"ok: {label} matches {path} ({cmp.decided()})", file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_run(args):
+    """Run one recorded run and compare it with its transcript."""
+    run = find_run(args.root, args.id)
+    binary = running.binary_for(args.root, run.program, args.bin_dir)
+    gpu = folder_for(args.root, args.gpu)
+    result, cmp = run_against_transcript(run, binary, gpu)
+    sys.stdout.write(result["stdout"])
+    if result["exit_code"] == EXIT_SKIP:  # the reason goes in the one skip line, not twice
+        return running.skip_or_fail(run.id, result, next_steps_without_gpu(run))
+    sys.stderr.write(result["stderr"])
+    return report(cmp, run.id, f"expected/{gpu}/{run.id}.txt")
+
+
+def next_steps_without_gpu(run):
+    """What a student without a GPU does instead: run it on Compiler Explorer's T4, then compare."""
+    source = ("starter/" if run.program.is_starter else "") + run.program.name
+    args = f" (type '{' '.join(run.args)}' into the executor's arguments)" if run.args else ""
+    return [f"next: run it on Compiler Explorer's T4: 'python3 scripts/suite.py ce-link {source}' prints "
+            f"the link{args};",
+            f"  save its output pane to a file, then check it: "
+            f"'python3 scripts/suite.py compare {run.id} --stdout FILE'"]
+
+
+def cmd_compare(args):
+    """Compare output obtained elsewhere (Compiler Explorer, your machine) with the recording; no GPU needed."""
+    root = args.root
+    if args.args is None and ("/" in args.name or "@" in args.name):
+        run = find_run(root, args.name)
+    elif "@" in args.name:
+        raise UsageError(f"{args.name} is a run id: give either a run id or NAME --args '...', not both")
+    else:
+        if not lesson(root, args.name).runs():
+            raise UsageError(f"lessons/{args.name}.cu has no Run: line in its header: no recorded run to compare with")
+        try:
+            argv = shlex.split(args.args) if args.args is not None else None
+        except ValueError as exc:  # an unterminated quote
+            raise UsageError(f"--args {args.args!r}: cannot split it into arguments ({exc})")
+        run = find_lesson_run(root, args.name, argv)
+    gpu = running.transcript_gpu(root, args.gpu, None)
+    path = run.transcript_path(gpu)
+    if not path.exists():
+        raise UsageError(f"{run.id}: no recording at expected/{gpu}/{run.id}.txt")
+    expected = parse_transcript(path)
+    if args.exit_code is not None and not 0 <= args.exit_code <= 255:
+        raise UsageError(f"--exit-code expects 0..255 (a process's exit status), got {args.exit_code}")
+    result, given = pasted_result(args, expected)
+    cmp = compare(expected, result, run.id)
+    cmp.notes += given
+    stale = staleness(run, expected)
+    if stale:
+        cmp.notes.append(f"the recording is {stale}")
+    return report(cmp, f"the output of {run.command()}", path.relative_to(root))
+
+
+def pasted_result(args, expected):
+    """(result, notes): the output the user saved; what it does not give is taken as recorded, and said.
+    The pane reader itself is transcripts.read_pasted (exercise check --pane uses it too)."""
+    return read_pasted(args.stdout, args.stderr, args.exit_code, expected)
+
+
+def cmd_bless(args):
+    """Record transcripts on this machine's GPU (the only subcommand that writes expected/)."""
+    root = args.root
+    if not args.all and not args.ids:
+        raise UsageError("bless: name runs to record, or --all")
+    runs = all_runs(root) if args.all else [find_run(root, i) for i in args.ids]  # names first, then the GPU
+    facts = running.require_gpu("bless")
+    gpu = args.gpu or facts.slug
+    for run in runs:
+        result = running.run_binary(running.binary_for(root, run.program, args.bin_dir), run.args)
+        if result["exit_code"] == EXIT_SKIP:
+            raise SuiteError(f"bless: {run.id} exited 77 (no usable device); nothing recorded")
+        path = run.transcript_path(gpu)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(format_transcript(run, facts.name, facts.toolkit, result), encoding="utf-8")
+        print(f"recorded {path.relative_to(root)} (exit {result['exit_code']})")
+    if args.all:
+        bless_data(root, gpu, args.bin_dir)
+    return EXIT_OK
+
+
+def bless_data(root, gpu, bin_dir):
+    """Record the data files (raw stdout of the runs scripts/course.json lists; part of 'bless --all').
+    Their charts are drawn by the `charts` command, where matplotlib is (the GPU machine has none)."""
+    out_dir = root / "expected" / gpu / "data"
+    for name, argv, csv_name, kind, image in data_recordings(root):
+        prog = Program(root, root / "lessons" / (name + ".cu"))
+        result = running.run_binary(running.binary_for(root, prog, bin_dir), argv)
+        if result["exit_code"] != EXIT_OK:
+            raise SuiteError(f"bless: {name} {' '.join(argv)} exited {result['exit_code']}; no data recorded")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / csv_name).write_text(result["stdout"], encoding="utf-8")
+        chart = f" (its chart {image}: draw it with 'scripts/suite.py charts')" if image else ""
+        print(f"recorded {(out_dir / csv_name).relative_to(root)}{chart}")
+
+
+def default_checks():
+    return [n for n in checks.registry() if n != "attempts"]  # the mutants check covers attempts
+
+
+def cmd_check(args):
+    """Run the static checks (never writes); print every problem; exit 1 if any."""
+    known = checks.registry()
+    names = args.only or default_checks()
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UsageError(f"check: unknown check {unknown[0]!r} (known: {', '.join(known)})")
+    if not programs(args.root):
+        raise UsageError("check: no lessons/*.cu or starter/*.cu found under " + str(args.root))
+    failed = 0
+    for name in names:
+        try:
+            errors = known[name](args.root)
+        except SuiteError as exc:
+            errors = [str(exc)]
+        for e in errors:
+            print(f"error: [{name}] {e}", file=sys.stderr)
+        print(f"check {name}: {'FAILED (' + str(len(errors)) + ')' if errors else 'ok'}")
+        failed += bool(errors)
+    return EXIT_FAIL if failed else EXIT_OK
+
+
+def cmd_sync(args):
+    """Write what check compares: common blocks, starters (exercise bodies kept), pages, links."""
+    written, problems = generate.sync(args.root)  # the plan that check compares against
+    for rel in written:
+        print(f"updated {rel}")
+    if problems:
+        raise SuiteError("sync left these to fix by hand: " + "; ".join(problems))
+    return EXIT_OK
+
+
+def cmd_list_runs(args):
+    """Print every recorded run's id (CMake makes one GPU test of each)."""
+    print("\n".join(run.id for run in all_runs(args.root)))
+    return EXIT_OK
+
+
+def cmd_list_checks(args):
+    """Print the static checks' names (CMake makes one test of each)."""
+    print("\n".join(default_checks()))
+    return EXIT_OK
+
+
+def cmd_plot(args):
+    """Render a report_data CSV as a roofline, or a sweep CSV as a ranked bar chart."""
+    return plots.plot(args.kind, args.csv, args.out, args.anchors)
+
+
+def cmd_charts(args):
+    """Draw the recorded charts from the recorded CSVs and record their sha256 (check compares them)."""
+    for line in plots.record_charts(args.root, args.gpu or DEFAULT_GPU):
+        print(line)
+    return EXIT_OK
+
+
+def cmd_snippet(args):
+    """Print one snippet of a lesson (dedented, markers stripped)."""
+    sys.stdout.write(docs.snippet_text(resolve_source(args.root, args.file), args.name))
+    return EXIT_OK
+
+
+def cmd_ce_link(args):
+    """Print a Compiler Explorer link that opens a lesson (or starter) and runs it on a T4."""
+    print(docs.ce_link(resolve_source(args.root, args.name).text))
+    return EXIT_OK
+
+
+def cmd_exercise(args):
+    """Start an exercise from a starter, or check your exercise by what it does (on a GPU, or from a pasted
+    Compiler Explorer output pane with --pane)."""
+    if args.action == "start":
+        return exercises.start(args.root, args.name, args.force)
+    if args.pane is not None:  # read as `compare` reads a pane; judged by the exercise's rules
+        return exercises.check_pane(args.root, args.name, args.pane, args.args, args.gpu)
+    if args.args is not None:
+        raise UsageError("exercise check: --args picks the recorded run of a --pane; on a GPU every run is judged")
+    return exercises.check(args.root, args.name, args.bin_dir, args.gpu)
+
+
+def cmd_cli_case(args):
+    """Run one row of a command-line table (tests/cli/NAME.txt) against a built lesson."""
+    return running.cli_case(args.bin, args.row, sys.stderr)
+
+
+def cmd_verify(args):
+    """(GPU) Prove every program and write expected/<gpu>/verify.json and verify.md."""
+    root = args.root
+    if not args.deadline > 0:  # also refuses nan
+        raise UsageError(f"verify: --deadline expects a positive number of seconds, got {args.deadline}")
+    select_programs(root, args.only)  # a bad --only is a usage error, GPU or not
+    facts = require_gpu("verify")
+    gpu, t0 = args.gpu or facts.slug, time.monotonic()
+    if args.ctest_only:
+        return record_ctest_only(root, gpu)
+    if args.resume:
+        args.only = resume_selection(root, gpu)
+    progs, cats = select_programs(root, args.only), catalogue.load(root)
+
+    def progress(text):
+        print(f"[{time.monotonic() - t0:6.1f} s] {text}", flush=True)
+
+    targets = [p.target for p in progs]
+    anchor_targets = ["cublas_sgemm"] if (Path(root) / "anchors" / "CMakeLists.txt").exists() else []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        native, ptx75 = (f.result() for f in [pool.submit(build_tree, root, "verify-native", "75;90", targets, anchor_targets),
+                                              pool.submit(build_tree, root, "verify-sm75", "75", targets)])
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    # Every run's budget, one at a time on one core: a student's pane verdict reads which runs fit CE.
+    budget = {p.rel: {r.id: run_measured(native / p.target, r.args, cpu) for r in p.runs()}
+              for p in progs if not p.is_starter}
+    results = run_jobs(make_jobs(root, progs, native, ptx75, gpu, cats), t0 + args.deadline, progress)
+    entries = [program_entry(p, results, cats) for p in progs]
+    for e in entries:
+        if e["program"] in budget:
+            runs_budget = {rid: {k: b[k] for k in BUDGET_KEYS} for rid, b in budget[e["program"]].items()}
+            e.update(runs_budget[next(iter(runs_budget))])  # the default run's, as the budget check reads it
+            e["runs_budget"] = runs_budget
+    attempts = [results.get(("attempt", p.rel, a.region, a.name)) or {"lesson": a.lesson, "region": a.region, "name": a.name,
+                "kind": a.kind, "accepted": None, "outcome": "not finished"}
+                for p in progs if p.name in cats and not p.is_starter for a in cats[p.name].attempts]
+    record = {"gpu": facts.name, "toolkit": facts.toolkit,
+              "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "budget": BUDGET, "programs": entries, "student_attempts": attempts}
+    # The speed exercises run alone, after every other GPU job: timings of a busy GPU decide nothing.
+    lesson_names = [p.name for p in progs if not p.is_starter]
+    record["exercise_speed"] = exercises.speed_phase(root, cats, lesson_names, progress)
+    old = load_record(root, gpu) if args.only else None
+    if old:  # merge a partial run into the record: what it did not re-verify keeps its old hashes
+        record["files"] = dict(old.get("files", {}))
+        kept = [e for e in old.get("programs", []) if e.get("program") not in {x["program"] for x in entries}]
+        record["programs"] = sorted(kept + entries, key=lambda e: e["program"])
+        names = {p.name for p in progs}
+        record["student_attempts"] = [a for a in old.get("student_attempts", []) if a["lesson"] not in names] + attempts
+        record["exercise_speed"] = [s for s in old.get("exercise_speed", []) if s.get("lesson") not in names] \
+            + record["exercise_speed"]
+    record["anchors"] = measure_anchors(root, native, gpu, progress)
+    record["ctest_gpu"] = ctest_gpu(root) if not args.no_ctest else (old or {}).get("ctest_gpu")
+    record["total_wall_s"] = round(time.monotonic() - t0, 1)
+    log = [n for p in progs for r in p.runs() for n in (results.get(("run", p.rel, r.id)) or {"notes": [f"{r.id}: not finished"]})["notes"]]
+    verified = {run.transcript_path(gpu).relative_to(root).as_posix() for p in progs for run in p.runs()}
+    verified |= {f"expected/{gpu}/data/{csv}" for name, _, csv, _, _ in data_recordings(root)
+                 for p in progs if p.name == name and not p.is_starter}
+    write_record(root, gpu, record, log, rehash=True if not args.only else verified | {f"expected/{gpu}/data/anchors.csv"})
+    print(verify_table(record))
+    problems = check_verify_record(root, gpu)
+    for p in problems:
+        print("error: " + p, file=sys.stderr)
+    print(f"verify: {len(problems)} problem(s); details in build/verify.log", file=sys.stderr)
+    return EXIT_FAIL if problems else EXIT_OK
+
+
+def cmd_attempts(args):
+    """(GPU) Build and judge every student attempt over every recorded run; record them under student_attempts."""
+    cats, names = catalogue.selected(args.root, args.names, "attempts")  # names first, then the GPU
+    facts = require_gpu("attempts")
+    root, gpu = args.root, args.gpu or facts.slug
+    jobs = [(root, a, gpu, cats[n].student_worded) for n in names for a in cats[n].attempts]
+    entries = catalogue.run_parallel(exercises.run_attempt, jobs)
+    record = load_record(root, gpu)
+    if record is None:
+        raise SuiteError(f"attempts: expected/{gpu}/verify.json does not exist; run verify first")
+    record["student_attempts"] = [e for e in record.get("student_attempts", []) if e["lesson"] not in names] + entries
+    write_record(root, gpu, record)
+    print(exercises.attempt_table(entries))
+    return EXIT_FAIL if not all(exercises.attempt_entry_ok(e) for e in entries) else 0
+
+
+def cmd_mutate(args):
+    """(GPU) Build and run every mutant; record killed/survived in expected/<gpu>/verify.json."""
+    cats, names = catalogue.selected(args.root, args.names, "mutate")  # names first, then the GPU
+    facts = require_gpu("mutate")
+    root, gpu = args.root, args.gpu or facts.slug
+    jobs = [(root, lesson(root, n), m) for n in names for m in cats[n].mutants]
+    results = {}
+    for (_, prog, _), entry in zip(jobs, catalogue.run_parallel(catalogue.run_mutant, jobs)):
+        results.setdefault(prog.rel, []).append(entry)
+    record = load_record(root, gpu)
+    if record is None:
+        raise SuiteError(f"mutate: expected/{gpu}/verify.json does not exist; run verify first")
+    for entry in record["programs"]:
+        if entry["program"] in results:
+            entry["mutants"] = results[entry["program"]]
+    write_record(root, gpu, record)
+    print(catalogue.mutant_table(results))
+    survivors = [e for es in results.values() for e in es if not e["killed"] and not e.get("blind_spot")]
+    return EXIT_FAIL if survivors else 0
