@@ -122,6 +122,14 @@ class TestDocs(Scratch):
 
 
 class TestCourse(unittest.TestCase):
+    def test_the_lessons_index_lists_every_page_by_its_own_title(self):
+        index = (REPO / "lessons/README.md").read_text(encoding="utf-8")
+        for c in course(REPO):
+            page = REPO / "lessons" / (c.name + ".md")
+            if page.exists():
+                title = page.read_text(encoding="utf-8").splitlines()[0].lstrip("# ").strip()
+                self.assertIn(f"[{title}]({c.name}.md)", index, f"lessons/README.md: the entry of {c.name}.md")
+
     def test_every_lesson_file_is_in_the_course_table(self):
         known = {c.name for c in course(REPO) if c.day != "-"}
         for path in (REPO / "lessons").glob("*.cu"):
