@@ -1,7 +1,8 @@
 // Shared-memory roof. Shared memory has 32 banks, each delivering 32 bits per clock
-// (CUDA C++ Programming Guide, shared memory of compute capability 5.x and up): at
-// most 128 bytes per clock per SM, counted as delivered to threads (a word a whole
-// warp reads as one broadcast counts 32 x 4 bytes, as do the 32 FMAs it feeds).
+// (CUDA C++ Programming Guide, shared memory of compute capability 5.x and up). Our
+// model: one conflict-free warp request per clock per SM, at most 128 bytes per clock,
+// counted as delivered to threads (a word a whole warp reads as one broadcast counts
+// 32 x 4 bytes, as do the 32 FMAs it feeds).
 // Bound: SMs x 32 x 4 bytes x SM clock. Measured: a full device of threads, each
 // warp taking 32 consecutive float4 per load (each quarter warp one 128-byte row
 // of the banks: no bank conflict) into 4 sums; bytes delivered / median time,

@@ -36,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,52 @@ void referenceGemm(const float* A, const float* B, double* C, int M, int N, int 
 // Row i of the same, computed by a CPU loop; it needs no GPU.
 void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
 // end common: reference_gemm_decl
+// common: gemm_check_decl
+// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
+// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// infinity failing, the output poisoned before the checked launch, and a timing only of a
+// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
+// <new>, <string>, <vector> and the cuda_check and timer blocks.
+constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
+struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
+  uint32_t s;  // the seed, then the state
+  float next();  // advances, then a float in [0, 1), exact
+  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
+};
+struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
+double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
+// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
+Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
+double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
+struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
+  long long checked = 0, failures = 0;
+  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
+  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
+  long long worst = -1;  // the element with the highest score, the first on ties
+  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
+  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
+  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
+  void add(long long index, double got, double ref, const Tolerance& tol);
+  bool pass() const { return checked > 0 && failures == 0; }
+  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
+  std::string describe(const char* what, long long cols) const;
+};
+GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
+// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
+// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
+// leave the checked bits in C.
+struct CheckedTiming {
+  bool passed = false;      // judge's verdict on the poisoned launch's output
+  bool reproduced = false;  // passed, timed, and C still holds the checked bits
+  TimingStats t{};          // the timing, when passed
+};
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples);
+// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what);
+// end common: gemm_check_decl
 
 // =============================================================================
 // Constants
@@ -146,11 +193,11 @@ static_assert(kTimedRuns >= 10,
               "change, and the small cases' launches are short, near launch "
               "overhead");
 
-// Every device buffer is filled with 0xFF bytes before a case: as a float or a
+// Every device buffer is filled with 0xFF bytes (kPoisonByte, gemm_check
+// block) before a case: as a float or a
 // half that is a NaN. In an output, an element a kernel never writes fails the
 // gate (a zero could pass where the reference is near 0); past the end of an
 // input, a kernel that reads one element too far gets a NaN and fails too.
-constexpr unsigned char kPoisonByte = 0xFF;
 constexpr std::uint32_t kPoisonBits = 0xFFFFFFFFu;
 
 // Host staging for uploads and downloads, in chunks of this many elements
@@ -304,8 +351,8 @@ void launchMatmul(int kernel, const DeviceBuffers& d, int n) {
 // and every float sum of their products is exact here too, so both float-
 // accumulator kernels would print an error of 0. The half accumulator would
 // fail for another reason: with products of up to 2304, its sums pass 2048,
-// where half's spacing is 2, and round (at K = 100 already), and from K = 256
-// on they pass 65504, half's largest finite value, and become infinity.
+// where half's spacing is 2, and round, and already at K = 100 some pass
+// 65504, half's largest finite value (the largest is 69,024.5): infinity.
 // Neither shows the rounding this lesson measures. Steps of 0.013 and 0.017
 // are not representable, so storing them as half really costs something;
 // magnitudes below 1 keep every partial sum far from 65504.
@@ -346,7 +393,7 @@ void uploadInput(const std::vector<float>& x, long long count, float* dF32, __ha
 // snippet: tolerance
 // Day 66's K-scaled rule for any mantissa width p (eps = 2^-p): the rounding
 // errors of K additions add like a random walk, hence sqrt(K); the factor 4
-// (kSlack) allows any legitimate order of the additions; the table entry is
+// (kSlack) is headroom over that typical size, not a worst-case bound; the table entry is
 // the floor.
 // Day 66's exact inputs never let this rule decide anything; here, with real
 // rounding error (p = 10 for the half paths), it does.
@@ -367,38 +414,32 @@ std::string ruleText(double tableRtol, int mantissaBits) {
 }
 
 // A gate for one case: element e passes when |got - ref| <= atol + rtol*|ref|,
-// with atol = rtol * max|ref| (an absolute floor for elements near zero).
-struct Tolerance {
-  double rtol;
-  double atol;
-};
+// with atol = rtol * max|ref| (an absolute floor for elements near zero). The
+// FP32 rule is the course's (gemmTolerance, gemm_check block); FP16 swaps in
+// its own floor and mantissa width.
 Tolerance makeTolerance(double tableRtol, int mantissaBits, long long K, double refMax) {
   const double rtol = scaledRtol(tableRtol, mantissaBits, K);
   return Tolerance{rtol, rtol * refMax};
 }
 
-double maxAbs(const double* x, long long count) {
-  double m = 0.0;
-  for (long long i = 0; i < count; ++i) m = std::max(m, std::fabs(x[i]));
-  return m;
-}
-
-// What one output did against one gate. The fraction is |err| / bound, so a
-// value above 1 fails; NaN and infinity fail because the test is
-// !(err <= bound), which is true for a NaN.
+// What one output did against one gate: the course's element check
+// (GemmCheck, gemm_check block). Its score, |err| / bound, is the gate
+// fraction, so a value above 1 fails; NaN and infinity fail because the test
+// is !(err <= bound), which is true for a NaN. Beside it, this lesson's own
+// poison census: how many elements still hold the poison, and the first
+// element written past the output's end.
 struct GateResult {
-  long long checked = 0;
+  GemmCheck check;
   long long poisoned = 0;  // elements still holding the poison pattern
-  double maxErr = 0.0;     // largest |got - ref| (NaN never raises it)
-  double maxFrac = 0.0;    // largest |got - ref| / bound
-  bool failed = false;     // the first failing element follows
-  long long failIndex = -1;
-  float failGot = 0.0f;
-  double failRef = 0.0, failErr = 0.0, failBound = 0.0, failFrac = 0.0;
+  long long beyond = -1;   // the first element written past the output (-1: none)
+  float beyondGot = 0.0f;
+  bool failed() const { return check.failures > 0 || beyond >= 0; }
 };
 
-double gateFraction(double err, double bound) {
-  return err == 0.0 ? 0.0 : err / bound;  // 0/0 when ref and refMax are 0
+// The gate fraction of the first failing element (NaN for a NaN output).
+double failFraction(const GateResult& g) {
+  const double err = std::fabs(g.check.first_got - g.check.first_ref);
+  return g.check.first_tol > 0.0 ? err / g.check.first_tol : HUGE_VAL;
 }
 
 bool isPoison(float x) {
@@ -413,22 +454,8 @@ void gateChunk(GateResult& g, const float* got, const double* ref, long long fir
                long long count, const Tolerance& tol) {
   for (long long i = 0; i < count; ++i) {
     if (isPoison(got[i])) ++g.poisoned;
-    const double err = std::fabs(static_cast<double>(got[i]) - ref[i]);
-    const double bound = tol.atol + tol.rtol * std::fabs(ref[i]);
-    const double frac = gateFraction(err, bound);
-    if (err > g.maxErr) g.maxErr = err;
-    if (frac > g.maxFrac) g.maxFrac = frac;
-    if (!(err <= bound) && !g.failed) {
-      g.failed = true;
-      g.failIndex = first + i;
-      g.failGot = got[i];
-      g.failRef = ref[i];
-      g.failErr = err;
-      g.failBound = bound;
-      g.failFrac = frac;
-    }
+    g.check.add(first + i, got[i], ref[i], tol);
   }
-  g.checked += count;
 }
 
 // Downloads a device output and gates it. The output's first rows past the
@@ -448,36 +475,37 @@ GateResult gateDeviceOutput(const float* dOut, const double* ref, int n, const T
       std::min({1LL * kMaxN * kMaxN - count, 1LL * (kTile + 1) * n, kChunkElems});
   CUDA_CHECK(cudaMemcpy(staging.data(), dOut + count, beyond * sizeof(float),
                         cudaMemcpyDeviceToHost));
-  for (long long i = 0; i < beyond && !g.failed; ++i) {
+  for (long long i = 0; i < beyond && !g.failed(); ++i) {
     if (isPoison(staging[i])) continue;
-    g.failed = true;
-    g.failIndex = count + i;
-    g.failGot = staging[i];
+    g.beyond = count + i;
+    g.beyondGot = staging[i];
   }
   return g;
 }
 
 // One stderr line with everything needed to judge a failure.
 void printGateFailure(const char* kernel, const char* gate, int n, const GateResult& g) {
-  if (g.poisoned == g.checked) {
+  if (g.poisoned == g.check.checked) {
     std::fprintf(stderr, "GATE: %s wrote no element of its %dx%d output in case %dx%dx%d: "
                  "every one still holds the poison (is its body still to be written?)\n",
                  kernel, n, n, n, n, n);
     return;
   }
-  if (g.failIndex >= 1LL * n * n) {
+  if (g.beyond >= 0) {
     std::fprintf(stderr, "GATE: %s wrote past the end of its %dx%d output in case %dx%dx%d "
                  "(element %lld holds %.9g): a store guard admits too much\n",
-                 kernel, n, n, n, n, n, g.failIndex, static_cast<double>(g.failGot));
+                 kernel, n, n, n, n, n, g.beyond, static_cast<double>(g.beyondGot));
     return;
   }
+  const GemmCheck& c = g.check;
   std::fprintf(stderr,
                "GATE: %s failed the %s gate in case %dx%dx%d at index %lld "
                "(row %lld, col %lld): got %.9g, ref %.9g, |err| %.3e > bound "
                "%.3e (fraction %.4f of the bound)\n",
-               kernel, gate, n, n, n, g.failIndex, g.failIndex / n, g.failIndex % n,
-               std::isnan(g.failGot) ? std::nan("") : static_cast<double>(g.failGot),  // "nan"
-               g.failRef, g.failErr, g.failBound, g.failFrac);
+               kernel, gate, n, n, n, c.first_bad, c.first_bad / n, c.first_bad % n,
+               std::isnan(c.first_got) ? std::nan("") : c.first_got,  // "nan", not "-nan"
+               c.first_ref, std::fabs(c.first_got - c.first_ref), c.first_tol,
+               failFraction(g));
 }
 
 // The exact check. Both half kernels are fully determined by their arithmetic:
@@ -501,7 +529,7 @@ void emulateHalfKernelsRow(const float* Ah, const float* Bh, int n, int i, float
       const float a = Ah[1LL * i * n + k], b = Bh[1LL * k * n + j];
       wide += a * b;  // a * b is exact in float: one rounding, the add
       // a * b + acc is exact in double here (under 45 significant bits), so
-      // __double2half rounds it once, as __hfma does.
+      // __double2half rounds it once, as one fused half multiply-add does.
       narrow = __double2half(static_cast<double>(a) * b + __half2float(narrow));
     }
     f32Acc[j] = wide;
@@ -668,7 +696,7 @@ void printCaseTable(int n, const KernelRow rows[kNumKernels], const GateResult& 
   for (int k = 0; k < kNumKernels; ++k) {
     const TimingStats& t = rows[k].time;
     std::printf("  %-22s %11.3e %10.4f %6.2fx  %.4f ms (%.4f ms, %.4f ms)\n", kKernelNames[k],
-                rows[k].gate.maxErr, rows[k].gate.maxFrac,
+                rows[k].gate.check.max_abs_err, rows[k].gate.check.worst_score,
                 rows[kF32].time.median_ms / t.median_ms, t.median_ms, t.min_ms, t.max_ms);
   }
   // A prediction, not a gate: on a given input, cancellation could give the
@@ -676,10 +704,10 @@ void printCaseTable(int n, const KernelRow rows[kNumKernels], const GateResult& 
   // wrong. Here storage rounding's max error stays of the order of 1e-3 in
   // every case, while the half accumulator's grows with K.
   std::printf("  max abs err, f16 accumulator / f32 accumulator: %.3g times\n",
-              rows[kF16F16].gate.maxErr / rows[kF16F32].gate.maxErr);
+              rows[kF16F16].gate.check.max_abs_err / rows[kF16F32].gate.check.max_abs_err);
   std::printf("  tight check, matmulF16StoreF32Acc vs a double reference of the half-rounded "
               "inputs\n  (FP32 rule: atol %.3e, rtol %.3e): max abs err %.3e, gate frac %.4f\n",
-              tolTight.atol, tolTight.rtol, tight.maxErr, tight.maxFrac);
+              tolTight.atol, tolTight.rtol, tight.check.max_abs_err, tight.check.worst_score);
   std::printf("  exact check: rows 0, %d and %d of both half kernels equal a host emulation "
               "of their arithmetic, bit for bit\n", n / 2, n - 1);
 }
@@ -714,8 +742,8 @@ bool runCase(int n, const DeviceBuffers& d, HostBuffers& h) {
   bool held = true;
   for (int k = 0; k < kNumKernels; ++k) {
     rows[k].gate = gateDeviceOutput(d.out[k], h.ref.data(), n, *tols[k], h.out);
-    if (rows[k].gate.failed) printGateFailure(kKernelNames[k], gateNames[k], n, rows[k].gate);
-    held = held && !rows[k].gate.failed;
+    if (rows[k].gate.failed()) printGateFailure(kKernelNames[k], gateNames[k], n, rows[k].gate);
+    held = held && !rows[k].gate.failed();
   }
   if (!held) return false;
 
@@ -735,7 +763,7 @@ bool runCase(int n, const DeviceBuffers& d, HostBuffers& h) {
   const Tolerance tolTight =
       makeTolerance(kRtolTableF32, kMantissaF32, n, maxAbs(h.ref.data(), count));
   const GateResult tight = gateDeviceOutput(d.out[kF16F32], h.ref.data(), n, tolTight, h.out);
-  if (tight.failed) {
+  if (tight.failed()) {
     printGateFailure("matmulF16StoreF32Acc (tight check)", "FP32", n, tight);
     return false;
   }
@@ -787,12 +815,10 @@ int main(int argc, char** argv) {
               "vs f32 = f32 median / this median\n\n", kTimedRuns, kWarmups);
 
   const size_t maxElems = static_cast<size_t>(kMaxN) * kMaxN;
-  HostBuffers h;
-  h.a.resize(maxElems);
-  h.b.resize(maxElems);
-  h.ref.resize(maxElems);
-  h.f16Staging.resize(kChunkElems);
-  h.out.resize(kChunkElems);
+  HostBuffers h{hostVector<float>(maxElems, "A"), hostVector<float>(maxElems, "B"),
+                hostVector<double>(maxElems, "the reference"),
+                hostVector<__half>(kChunkElems, "the half staging buffer"),
+                hostVector<float>(kChunkElems, "the output staging buffer")};
 
   DeviceBuffers d;
   CUDA_CHECK(cudaMalloc(&d.a, maxElems * sizeof(float)));
@@ -824,7 +850,7 @@ int main(int argc, char** argv) {
 
 // =============================================================================
 // Course toolkit: the blocks every lesson carries (error checks, timer, reference
-// GEMM). Machinery: skip it on a first read.
+// GEMM, the correctness rule). Machinery: skip it on a first read.
 // =============================================================================
 // common: cuda_check
 // Device 0's properties. No NVIDIA driver loaded, or no GPU listed: exit 77 (skipped);
@@ -933,3 +959,101 @@ void referenceGemm(const float* A, const float* B, double* C, int M, int N, int 
   }
 }
 // end common: reference_gemm
+// common: gemm_check
+// The course's correctness rule for a GEMM, one copy in every lesson that checks one.
+// What lessons choose (parameters): the seed and the value mapping of the inputs (scale * u +
+// offset: 2u - 1 in [-1, 1) or u - 0.5 in [-0.5, 0.5), both exact in float, so every lesson's
+// inputs and reference are the same on every machine); which elements are checked (all, or
+// sampled rows where a full reference costs too much memory); a tolerance given on the command
+// line in place of the K-scaled default. What they do not choose: the rule itself. Lessons that
+// compare precisions (FP16 storage, INT8 codes) judge with their own error metrics and bounds,
+// and take from here the poison, the element check and the host allocation.
+float Lcg::next() {
+  s = 1664525u * s + 1013904223u;
+  return static_cast<float>(s >> 8) / 16777216.0f;  // 24 bits: exact in float
+}
+void Lcg::fill(std::vector<float>& x, float scale, float offset) {
+  for (float& v : x) v = scale * next() + offset;  // scale 1 or 2: the product is exact
+}
+
+// The K-scaled tolerance. The rounding errors of K float additions add like a random walk,
+// so they grow like sqrt(K) units of 2^-23; 4 of them are headroom over that typical size (not a
+// worst-case bound for every order), and 1e-5 is the floor. atol = rtol x max|ref| judges elements near zero (where
+// a relative error says nothing) on the scale of the whole matrix.
+double rtolForK(long long K) {
+  return std::max(1e-5, std::ldexp(4.0, -23) * std::sqrt(static_cast<double>(K)));
+}
+Tolerance gemmTolerance(long long K, double refMax, double rtol, double atol) {
+  const double r = rtol >= 0.0 ? rtol : rtolForK(K);
+  return Tolerance{r, atol >= 0.0 ? atol : r * refMax};
+}
+double maxAbs(const double* x, long long count) {
+  double m = 0.0;
+  for (long long i = 0; i < count; ++i) m = std::max(m, std::fabs(x[i]));
+  return m;
+}
+
+// An element fails when !(d <= t), d = |got - ref|, t = atol + rtol*|ref|: a NaN or an
+// infinity fails (a poisoned element never written is a NaN). The score d / t says how close
+// to the tolerance an element came (1 = at the limit); unlike d / |ref| it stays meaningful
+// where ref is near zero. t = 0 (both tolerances 0): exact (score 0) or not (infinity).
+void GemmCheck::add(long long index, double got, double ref, const Tolerance& tol) {
+  const double d = std::fabs(got - ref), t = tol.atol + tol.rtol * std::fabs(ref);
+  const double score = t > 0.0 ? d / t : d == 0.0 ? 0.0 : HUGE_VAL;
+  if (!(d <= t) && failures++ == 0)
+    first_bad = index, first_got = got, first_ref = ref, first_tol = t;
+  if (checked++ == 0 || (!std::isnan(worst_score) && (std::isnan(score) || score > worst_score)))
+    worst = index, worst_score = score, worst_got = got, worst_ref = ref, worst_diff = d,
+    worst_tol = t;
+  if (!std::isnan(max_abs_err) && (std::isnan(d) || d > max_abs_err)) max_abs_err = d;
+}
+std::string GemmCheck::describe(const char* what, long long cols) const {
+  char buf[300];
+  std::snprintf(buf, sizeof buf, "%s: %lld of %lld elements outside the tolerance, the first "
+                "at (%lld, %lld): got %.9g, ref %.9g", what, failures, checked, first_bad / cols,
+                first_bad % cols, first_got, first_ref);
+  return buf;
+}
+GemmCheck checkElements(const float* got, const double* ref, long long count,
+                        const Tolerance& tol) {
+  GemmCheck c;
+  for (long long i = 0; i < count; ++i) c.add(i, got[i], ref[i], tol);
+  return c;
+}
+
+// Poison, check, time. The poison makes an element the kernel never writes a NaN, so it fails
+// whatever an earlier launch left. The copy back waits for the launch and reports its errors.
+// A result that fails is never timed; one that passes is timed by the lessons' timer, and C
+// is then compared with the checked bits, 1 MiB at a time (no second host copy of C).
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples) {
+  CheckedTiming r;
+  const size_t bytes = got.size() * sizeof(float);
+  CUDA_CHECK(cudaMemset(dC, kPoisonByte, bytes));
+  launch();
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(got.data(), dC, bytes, cudaMemcpyDeviceToHost));
+  if (!(r.passed = judge(static_cast<const std::vector<float>&>(got)))) return r;
+  r.t = timeKernel(launch, warmups, samples);
+  std::vector<float> part(std::min(got.size(), size_t(1) << 18));
+  r.reproduced = true;
+  for (size_t first = 0; first < got.size() && r.reproduced; first += part.size()) {
+    const size_t n = std::min(part.size(), got.size() - first);
+    CUDA_CHECK(cudaMemcpy(part.data(), dC + first, n * sizeof(float), cudaMemcpyDeviceToHost));
+    r.reproduced = std::memcmp(part.data(), got.data() + first, n * sizeof(float)) == 0;
+  }
+  return r;
+}
+
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what) {
+  try {
+    return std::vector<T>(static_cast<size_t>(count));
+  } catch (const std::exception&) {  // std::bad_alloc, or a size past max_size()
+    std::fprintf(stderr, "host allocation failed: %s, %lld bytes\n", what,
+                 count * static_cast<long long>(sizeof(T)));
+    std::exit(EXIT_FAILURE);
+  }
+}
+// end common: gemm_check

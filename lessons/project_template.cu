@@ -139,6 +139,52 @@ struct Roof {
 };
 Roof bindingRoof(const Ceilings& c, const SmemRoof& s, double ai, double loadsPerFma);
 // end common: smem_roof_decl
+// common: gemm_check_decl
+// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
+// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// infinity failing, the output poisoned before the checked launch, and a timing only of a
+// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
+// <new>, <string>, <vector> and the cuda_check and timer blocks.
+constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
+struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
+  uint32_t s;  // the seed, then the state
+  float next();  // advances, then a float in [0, 1), exact
+  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
+};
+struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
+double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
+// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
+Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
+double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
+struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
+  long long checked = 0, failures = 0;
+  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
+  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
+  long long worst = -1;  // the element with the highest score, the first on ties
+  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
+  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
+  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
+  void add(long long index, double got, double ref, const Tolerance& tol);
+  bool pass() const { return checked > 0 && failures == 0; }
+  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
+  std::string describe(const char* what, long long cols) const;
+};
+GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
+// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
+// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
+// leave the checked bits in C.
+struct CheckedTiming {
+  bool passed = false;      // judge's verdict on the poisoned launch's output
+  bool reproduced = false;  // passed, timed, and C still holds the checked bits
+  TimingStats t{};          // the timing, when passed
+};
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples);
+// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what);
+// end common: gemm_check_decl
 
 // =============================================================================
 // Constants
@@ -152,8 +198,7 @@ constexpr int kMaxBlockThreads = 1024;    // CUDA's limit; the kernel's own is c
 constexpr int kDefaultIters = 20;
 constexpr int kMaxIters = 10000;          // one event per sample
 constexpr int kWarmups = 3;               // lazy module loading, clocks ramping up
-constexpr double kDefaultTol = 1e-3;      // rtol and atol
-constexpr double kMaxTol = 1.0;           // a tolerance of 100% of the value checks nothing
+constexpr double kMaxTol = 1.0;           // a tolerance of 100% of the value checks little
 constexpr long long kMaxHostBytes = 4LL << 30;  // host buffers; see hostBytes
 constexpr uint32_t kSeed = 20250612u;     // the same inputs, so the same digits, every run
 
@@ -229,30 +274,13 @@ __global__ void gemmTiledKernel(const float* __restrict__ A, const float* __rest
 // =============================================================================
 // Inputs
 // =============================================================================
-// A 32-bit LCG, 24 bits per draw, values 2f - 1 in [-1, 1) (exact in float).
-// A is filled first in row-major order, then B continues from the same state.
-struct Lcg {
-  uint32_t s;
-  float next() {
-    s = 1664525u * s + 1013904223u;
-    return static_cast<float>(s >> 8) / 16777216.0f;
-  }
-};
-
+// The course's LCG (gemm_check block), 24 bits per draw, values 2u - 1 in [-1, 1)
+// (exact in float). A is filled first in row-major order, then B continues from
+// the same state.
 void fillInputs(std::vector<float>& A, std::vector<float>& B) {
   Lcg g{kSeed};
-  for (float& a : A) a = 2.0f * g.next() - 1.0f;
-  for (float& b : B) b = 2.0f * g.next() - 1.0f;
-}
-
-template <typename T>
-std::vector<T> hostBuffer(long long count) {
-  try {
-    return std::vector<T>(static_cast<size_t>(count));
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "host allocation of %.2f GiB failed\n", count * sizeof(T) / 1073741824.0);
-    std::exit(EXIT_FAILURE);
-  }
+  g.fill(A, 2.0f, -1.0f);
+  g.fill(B, 2.0f, -1.0f);
 }
 
 // =============================================================================
@@ -261,7 +289,7 @@ std::vector<T> hostBuffer(long long count) {
 struct Options {
   long long m = kDefaultDim, n = kDefaultDim, k = kDefaultDim;
   int tile = kDefaultTile, bs = kDefaultBlockThreads, iters = kDefaultIters;
-  double rtol = kDefaultTol, atol = kDefaultTol;
+  double rtol = -1.0, atol = -1.0;  // negative: the K-scaled default (gemmTolerance)
 };
 
 std::string usageText() {
@@ -279,20 +307,21 @@ std::string usageText() {
       "                    of T (default %d); the block is (T, THREADS / T)\n"
       "  -iters I          timed launches, an integer in [1, %d] (default %d), after\n"
       "                    %d untimed warm-ups\n"
-      "  -rtol R, -atol A  tolerances, decimal numbers in [0, %g] (default %g each):\n"
-      "                    an element passes when |got - ref| <= A + R * |ref|\n"
+      "  -rtol R, -atol A  tolerances, decimal numbers in [0, %g]; an element passes\n"
+      "                    when |got - ref| <= A + R * |ref| (default R = max(1e-5,\n"
+      "                    4 * 2^-23 * sqrt(K)), A = R * max|ref|)\n"
       "  -h, --help        print this help and exit\n"
       "Exit status: 0 pass, 1 failed check or CUDA error, 2 bad command line,\n"
       "77 no usable CUDA device.\n",
       kMaxDim, kDefaultDim, kMaxTile, kDefaultTile, kMaxBlockThreads, kDefaultBlockThreads,
-      kMaxIters, kDefaultIters, kWarmups, kMaxTol, kDefaultTol);
+      kMaxIters, kDefaultIters, kWarmups, kMaxTol);
   return buf;
 }
 
-// Host memory for A, B, the double reference and two float copies of C (the
-// checked output and the one after timing).
+// Host memory for A, B, the double reference and the checked copy of C (after
+// timing, C is compared with it 1 MiB at a time: checkThenTime).
 long long hostBytes(const Options& o) {
-  return 4 * (o.m * o.k + o.k * o.n) + (8 + 4 + 4) * o.m * o.n;
+  return 4 * (o.m * o.k + o.k * o.n) + (8 + 4) * o.m * o.n;
 }
 
 // Parses and validates argv; any error exits 2 (CommandLine::fail).
@@ -312,8 +341,8 @@ Options parseOptions(CommandLine& cl) {
   if (o.bs % o.tile != 0)
     cl.fail("-bs must be a multiple of -tile (%d), got %d", o.tile, o.bs);
   if (hostBytes(o) > kMaxHostBytes)
-    cl.fail("-m, -n, -k: the host buffers would need %.2f GiB (A, B, two copies of C and "
-            "the double reference); this program allows at most %.2f GiB",
+    cl.fail("-m, -n, -k: the host buffers would need %.2f GiB (A, B, C and the double "
+            "reference); this program allows at most %.2f GiB",
             hostBytes(o) / 1073741824.0, kMaxHostBytes / 1073741824.0);
   return o;
 }
@@ -381,52 +410,28 @@ long long deviceBytes(const Options& o) {
 // =============================================================================
 // Gates on the result: the check, and the tiling gate
 // =============================================================================
-// An element passes when |got - ref| <= atol + rtol*|ref|, tested as
-// !(d <= t) for a failure so that NaN and infinity fail. The score d / t says
-// how close to the tolerance an element came (1 = at the limit); unlike
-// d / |ref| it stays meaningful where ref is near zero.
-struct CheckResult {
-  long long failures = 0;
-  long long worst = 0;        // index of the highest score (the first one on ties)
-  double worst_score = 0.0;   // +inf where got is not finite, or t = 0 < d
-  double max_abs_err = 0.0;   // over the finite outputs
-};
-
-CheckResult checkGemm(const float* got, const double* ref, long long count, double rtol,
-                      double atol) {
-  CheckResult r;
-  for (long long i = 0; i < count; ++i) {
-    const double d = std::fabs(static_cast<double>(got[i]) - ref[i]);
-    const double t = atol + rtol * std::fabs(ref[i]);
-    if (!(d <= t)) ++r.failures;
-    const double score = !std::isfinite(d) ? HUGE_VAL
-                         : t > 0.0          ? d / t
-                         : d > 0.0          ? HUGE_VAL
-                                            : 0.0;  // t = 0 (rtol = atol = 0): exact or not
-    if (score > r.worst_score) {
-      r.worst_score = score;
-      r.worst = i;
-    }
-    if (std::isfinite(d)) r.max_abs_err = std::max(r.max_abs_err, d);
-  }
-  return r;
-}
-
-void printCheck(const CheckResult& r, const Options& o, const float* got, const double* ref) {
-  const long long count = o.m * o.n;
+// The course's check (gemm_check block): every element against the reference,
+// |got - ref| <= atol + rtol*|ref|, NaN and infinity failing. The tolerance is
+// K-scaled, rtol = max(1e-5, 4 * 2^-23 * sqrt(K)) (rounding errors grow like
+// sqrt(K)) and atol = rtol * max|ref|, unless -rtol or -atol replaces it; the
+// line says which, so a loosened tolerance changes the output. The score
+// |got - ref| / (atol + rtol*|ref|) says how close the worst element came
+// (1 = at the limit); unlike d / |ref| it stays meaningful where ref is near 0.
+void printCheck(const GemmCheck& r, const Options& o, const Tolerance& tol) {
   if (r.failures == 0)
-    std::printf("Check: PASS, all %lld elements within |got - ref| <= atol + rtol*|ref| "
-                "(rtol %g, atol %g)\n", count, o.rtol, o.atol);
+    std::printf("Check: PASS, all %lld elements within", r.checked);
   else
-    std::printf("Check: FAIL, %lld of %lld elements outside |got - ref| <= atol + rtol*|ref| "
-                "(rtol %g, atol %g)\n", r.failures, count, o.rtol, o.atol);
+    std::printf("Check: FAIL, %lld of %lld elements outside", r.failures, r.checked);
+  std::printf(" |got - ref| <= atol + rtol*|ref| (rtol %.3e: %s, atol %.3e: %s)\n", tol.rtol,
+              o.rtol >= 0.0 ? "-rtol" : "max(1e-5, 4 * 2^-23 * sqrt(K))", tol.atol,
+              o.atol >= 0.0 ? "-atol" : "rtol * max|ref|");
   std::printf("  worst element: row %lld, col %lld, got %.9g, ref %.9g, ", r.worst / o.n,
-              r.worst % o.n, static_cast<double>(got[r.worst]), ref[r.worst]);
+              r.worst % o.n, r.worst_got, r.worst_ref);
   if (std::isfinite(r.worst_score))
     std::printf("|got - ref| / (atol + rtol*|ref|) = %.3g\n", r.worst_score);
   else
     std::printf("|got - ref| / (atol + rtol*|ref|) = n/a (not finite)\n");
-  std::printf("  largest finite |got - ref| = %.3g\n", r.max_abs_err);
+  std::printf("  largest |got - ref| = %.3g\n", r.max_abs_err);
 }
 
 // snippet: tiling-gate
@@ -553,7 +558,7 @@ Geometry planLaunch(const Options& o, const cudaDeviceProp& prop, const cudaFunc
 // The reference, timed on the host clock (it includes the copies and the CPU rows).
 std::vector<double> computeReference(const Options& o, const std::vector<float>& A,
                                      const std::vector<float>& B) {
-  std::vector<double> ref = hostBuffer<double>(o.m * o.n);
+  std::vector<double> ref = hostVector<double>(o.m * o.n, "the reference C");
   const auto t0 = std::chrono::steady_clock::now();
   referenceGemm(A.data(), B.data(), ref.data(), static_cast<int>(o.m), static_cast<int>(o.n),
                 static_cast<int>(o.k));
@@ -585,30 +590,6 @@ void release(DeviceGemm& d) {
   CUDA_CHECK(cudaFree(d.A));
   CUDA_CHECK(cudaFree(d.B));
   CUDA_CHECK(cudaFree(d.C));
-}
-
-// The checked launch, on its own: C is poisoned with NaN (all bits set) first,
-// so an element the kernel does not write fails the check.
-template <typename Launch>
-std::vector<float> checkedLaunch(Launch launch, const DeviceGemm& d, long long count) {
-  std::vector<float> got = hostBuffer<float>(count);
-  CUDA_CHECK(cudaMemset(d.C, 0xFF, d.c_bytes));
-  launch();
-  CUDA_CHECK_LAUNCH();
-  CUDA_CHECK(cudaDeviceSynchronize());
-  CUDA_CHECK(cudaMemcpy(got.data(), d.C, d.c_bytes, cudaMemcpyDeviceToHost));
-  return got;
-}
-
-// Times the launches, then checks that they left the checked output, bit for bit.
-template <typename Launch>
-TimingStats timeLaunches(Launch launch, const DeviceGemm& d, const std::vector<float>& got,
-                         int iters, bool* reproduced) {
-  const TimingStats t = timeKernel(launch, kWarmups, iters);
-  std::vector<float> after = hostBuffer<float>(static_cast<long long>(got.size()));
-  CUDA_CHECK(cudaMemcpy(after.data(), d.C, d.c_bytes, cudaMemcpyDeviceToHost));
-  *reproduced = std::memcmp(after.data(), got.data(), d.c_bytes) == 0;
-  return t;
 }
 
 void printTime(const TimingStats& t, double flop) {
@@ -708,41 +689,46 @@ int main(int argc, char** argv) {
   };
   gate(tilingProblem(static_cast<long long>(fa.sharedSizeBytes), g));
 
-  std::vector<float> A = hostBuffer<float>(o.m * o.k), B = hostBuffer<float>(o.k * o.n);
+  std::vector<float> A = hostVector<float>(o.m * o.k, "A");
+  std::vector<float> B = hostVector<float>(o.k * o.n, "B");
   fillInputs(A, B);
   const std::vector<double> ref = computeReference(o, A, B);
+  const Tolerance tol = gemmTolerance(o.k, maxAbs(ref.data(), o.m * o.n), o.rtol, o.atol);
   DeviceGemm d = upload(A, B, o.m * o.n);
   const auto launch = [&] {
     gemmTiledKernel<<<dim3(static_cast<unsigned>(g.grid_x), static_cast<unsigned>(g.grid_y)),
                       dim3(g.tile, g.rows)>>>(d.A, d.B, d.C, o.m, o.n, o.k);
   };
-  const std::vector<float> got = checkedLaunch(launch, d, o.m * o.n);
-  const CheckResult check = checkGemm(got.data(), ref.data(), o.m * o.n, o.rtol, o.atol);
-  printCheck(check, o, got.data(), ref.data());
-  if (check.failures > 0) {  // never time a wrong result
+  // C poisoned (NaN), one launch, every element checked; only a pass is timed, and the
+  // timed launches must leave the checked bits (checkThenTime, gemm_check block).
+  std::vector<float> got = hostVector<float>(o.m * o.n, "C");
+  GemmCheck check;
+  const CheckedTiming run = checkThenTime(launch, d.C, got, [&](const std::vector<float>& c) {
+    check = checkElements(c.data(), ref.data(), o.m * o.n, tol);
+    printCheck(check, o, tol);
+    return check.pass();
+  }, kWarmups, o.iters);
+  release(d);
+  if (!run.passed) {  // never time a wrong result
     char claim[200];
     std::snprintf(claim, sizeof claim, "%lld of %lld elements failed the check against the "
                   "reference (worst at row %lld, col %lld)", check.failures, o.m * o.n,
                   check.worst / o.n, check.worst % o.n);
     gate(claim);
-    release(d);
     return EXIT_FAILURE;
   }
-  bool reproduced = false;
-  const TimingStats t = timeLaunches(launch, d, got, o.iters, &reproduced);
-  release(d);
-  gate(reproduced ? "" : "the timed launches did not reproduce the checked output bit for bit");
-  if (!reproduced) return EXIT_FAILURE;
+  gate(run.reproduced ? "" : "the timed launches did not reproduce the checked output bit for bit");
+  if (!run.reproduced) return EXIT_FAILURE;
   std::printf("Timed launches reproduced the checked output bit for bit.\n");
-  printTime(t, flop);
-  printRoofline(o, g, flop, gflopsAt(flop, t.median_ms));
+  printTime(run.t, flop);
+  printRoofline(o, g, flop, gflopsAt(flop, run.t.median_ms));
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 // =============================================================================
 // Course toolkit: the blocks every lesson carries (error checks, timer,
-// command line, reference GEMM, roofline ceilings, the shared-memory roof).
-// Machinery: skip it on a first read.
+// command line, reference GEMM, roofline ceilings, the shared-memory roof,
+// the correctness rule). Machinery: skip it on a first read.
 // =============================================================================
 // common: cuda_check
 // Device 0's properties. No NVIDIA driver loaded, or no GPU listed: exit 77 (skipped);
@@ -1045,9 +1031,10 @@ double rooflineGflops(const Ceilings& c, double ai) {
 // end common: ceilings
 // common: smem_roof
 // Shared-memory roof. Shared memory has 32 banks, each delivering 32 bits per clock
-// (CUDA C++ Programming Guide, shared memory of compute capability 5.x and up): at
-// most 128 bytes per clock per SM, counted as delivered to threads (a word a whole
-// warp reads as one broadcast counts 32 x 4 bytes, as do the 32 FMAs it feeds).
+// (CUDA C++ Programming Guide, shared memory of compute capability 5.x and up). Our
+// model: one conflict-free warp request per clock per SM, at most 128 bytes per clock,
+// counted as delivered to threads (a word a whole warp reads as one broadcast counts
+// 32 x 4 bytes, as do the 32 FMAs it feeds).
 // Bound: SMs x 32 x 4 bytes x SM clock. Measured: a full device of threads, each
 // warp taking 32 consecutive float4 per load (each quarter warp one 128-byte row
 // of the banks: no bank conflict) into 4 sums; bytes delivered / median time,
@@ -1124,3 +1111,101 @@ Roof bindingRoof(const Ceilings& c, const SmemRoof& s, double ai, double loadsPe
   return low;
 }
 // end common: smem_roof
+// common: gemm_check
+// The course's correctness rule for a GEMM, one copy in every lesson that checks one.
+// What lessons choose (parameters): the seed and the value mapping of the inputs (scale * u +
+// offset: 2u - 1 in [-1, 1) or u - 0.5 in [-0.5, 0.5), both exact in float, so every lesson's
+// inputs and reference are the same on every machine); which elements are checked (all, or
+// sampled rows where a full reference costs too much memory); a tolerance given on the command
+// line in place of the K-scaled default. What they do not choose: the rule itself. Lessons that
+// compare precisions (FP16 storage, INT8 codes) judge with their own error metrics and bounds,
+// and take from here the poison, the element check and the host allocation.
+float Lcg::next() {
+  s = 1664525u * s + 1013904223u;
+  return static_cast<float>(s >> 8) / 16777216.0f;  // 24 bits: exact in float
+}
+void Lcg::fill(std::vector<float>& x, float scale, float offset) {
+  for (float& v : x) v = scale * next() + offset;  // scale 1 or 2: the product is exact
+}
+
+// The K-scaled tolerance. The rounding errors of K float additions add like a random walk,
+// so they grow like sqrt(K) units of 2^-23; 4 of them are headroom over that typical size (not a
+// worst-case bound for every order), and 1e-5 is the floor. atol = rtol x max|ref| judges elements near zero (where
+// a relative error says nothing) on the scale of the whole matrix.
+double rtolForK(long long K) {
+  return std::max(1e-5, std::ldexp(4.0, -23) * std::sqrt(static_cast<double>(K)));
+}
+Tolerance gemmTolerance(long long K, double refMax, double rtol, double atol) {
+  const double r = rtol >= 0.0 ? rtol : rtolForK(K);
+  return Tolerance{r, atol >= 0.0 ? atol : r * refMax};
+}
+double maxAbs(const double* x, long long count) {
+  double m = 0.0;
+  for (long long i = 0; i < count; ++i) m = std::max(m, std::fabs(x[i]));
+  return m;
+}
+
+// An element fails when !(d <= t), d = |got - ref|, t = atol + rtol*|ref|: a NaN or an
+// infinity fails (a poisoned element never written is a NaN). The score d / t says how close
+// to the tolerance an element came (1 = at the limit); unlike d / |ref| it stays meaningful
+// where ref is near zero. t = 0 (both tolerances 0): exact (score 0) or not (infinity).
+void GemmCheck::add(long long index, double got, double ref, const Tolerance& tol) {
+  const double d = std::fabs(got - ref), t = tol.atol + tol.rtol * std::fabs(ref);
+  const double score = t > 0.0 ? d / t : d == 0.0 ? 0.0 : HUGE_VAL;
+  if (!(d <= t) && failures++ == 0)
+    first_bad = index, first_got = got, first_ref = ref, first_tol = t;
+  if (checked++ == 0 || (!std::isnan(worst_score) && (std::isnan(score) || score > worst_score)))
+    worst = index, worst_score = score, worst_got = got, worst_ref = ref, worst_diff = d,
+    worst_tol = t;
+  if (!std::isnan(max_abs_err) && (std::isnan(d) || d > max_abs_err)) max_abs_err = d;
+}
+std::string GemmCheck::describe(const char* what, long long cols) const {
+  char buf[300];
+  std::snprintf(buf, sizeof buf, "%s: %lld of %lld elements outside the tolerance, the first "
+                "at (%lld, %lld): got %.9g, ref %.9g", what, failures, checked, first_bad / cols,
+                first_bad % cols, first_got, first_ref);
+  return buf;
+}
+GemmCheck checkElements(const float* got, const double* ref, long long count,
+                        const Tolerance& tol) {
+  GemmCheck c;
+  for (long long i = 0; i < count; ++i) c.add(i, got[i], ref[i], tol);
+  return c;
+}
+
+// Poison, check, time. The poison makes an element the kernel never writes a NaN, so it fails
+// whatever an earlier launch left. The copy back waits for the launch and reports its errors.
+// A result that fails is never timed; one that passes is timed by the lessons' timer, and C
+// is then compared with the checked bits, 1 MiB at a time (no second host copy of C).
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples) {
+  CheckedTiming r;
+  const size_t bytes = got.size() * sizeof(float);
+  CUDA_CHECK(cudaMemset(dC, kPoisonByte, bytes));
+  launch();
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(got.data(), dC, bytes, cudaMemcpyDeviceToHost));
+  if (!(r.passed = judge(static_cast<const std::vector<float>&>(got)))) return r;
+  r.t = timeKernel(launch, warmups, samples);
+  std::vector<float> part(std::min(got.size(), size_t(1) << 18));
+  r.reproduced = true;
+  for (size_t first = 0; first < got.size() && r.reproduced; first += part.size()) {
+    const size_t n = std::min(part.size(), got.size() - first);
+    CUDA_CHECK(cudaMemcpy(part.data(), dC + first, n * sizeof(float), cudaMemcpyDeviceToHost));
+    r.reproduced = std::memcmp(part.data(), got.data() + first, n * sizeof(float)) == 0;
+  }
+  return r;
+}
+
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what) {
+  try {
+    return std::vector<T>(static_cast<size_t>(count));
+  } catch (const std::exception&) {  // std::bad_alloc, or a size past max_size()
+    std::fprintf(stderr, "host allocation failed: %s, %lld bytes\n", what,
+                 count * static_cast<long long>(sizeof(T)));
+    std::exit(EXIT_FAILURE);
+  }
+}
+// end common: gemm_check

@@ -308,8 +308,8 @@ static_assert(kTinyN < kThreads, "the tiny rung must be smaller than one block")
 
 // snippet: scaled-tolerance
 // rtol(n) = max(1e-5, 4 * 2^-23 * sqrt(n)), in float. Rounding errors of n
-// additions add like a random walk (sqrt(n)); the 4 allows any legitimate
-// reordering. No fixed rtol fits every n: the error a correct float sum may
+// additions add like a random walk (sqrt(n)); the 4 is headroom over that
+// typical size, not a worst-case bound for every order. No fixed rtol fits every n: the error a correct float sum may
 // carry grows with n, so 1e-5 would reject correct sums of long enough inputs
 // (this rule leaves it behind from n = 440 on), and a value wide enough for
 // every n rejects nothing: test 3's 1e-2 is 163 times this rule's 6.122e-5

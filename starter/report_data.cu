@@ -126,6 +126,52 @@ struct Roof {
 };
 Roof bindingRoof(const Ceilings& c, const SmemRoof& s, double ai, double loadsPerFma);
 // end common: smem_roof_decl
+// common: gemm_check_decl
+// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
+// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// infinity failing, the output poisoned before the checked launch, and a timing only of a
+// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
+// <new>, <string>, <vector> and the cuda_check and timer blocks.
+constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
+struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
+  uint32_t s;  // the seed, then the state
+  float next();  // advances, then a float in [0, 1), exact
+  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
+};
+struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
+double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
+// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
+Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
+double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
+struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
+  long long checked = 0, failures = 0;
+  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
+  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
+  long long worst = -1;  // the element with the highest score, the first on ties
+  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
+  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
+  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
+  void add(long long index, double got, double ref, const Tolerance& tol);
+  bool pass() const { return checked > 0 && failures == 0; }
+  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
+  std::string describe(const char* what, long long cols) const;
+};
+GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
+// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
+// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
+// leave the checked bits in C.
+struct CheckedTiming {
+  bool passed = false;      // judge's verdict on the poisoned launch's output
+  bool reproduced = false;  // passed, timed, and C still holds the checked bits
+  TimingStats t{};          // the timing, when passed
+};
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples);
+// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what);
+// end common: gemm_check_decl
 
 // =============================================================================
 // The idea: one GEMM, two kernels, two ways to count its bytes
@@ -228,51 +274,33 @@ double compulsoryBytes(long long M, long long N, long long K) {
 // =============================================================================
 // The experiment: inputs, checks, the verification ladder, the CSV
 // =============================================================================
-// A 32-bit LCG, 24 bits per draw, values f - 0.5 in [-0.5, 0.5) (exact in float); A is filled
-// first in row-major order, then B continues from the same state.
+// The course's LCG (gemm_check block), 24 bits per draw, values u - 0.5 in [-0.5, 0.5) (exact
+// in float); A is filled first in row-major order, then B continues from the same state.
 void fillInputs(std::vector<float>& A, std::vector<float>& B) {
-  uint32_t s = kSeed;
-  const auto next = [&s] { s = 1664525u * s + 1013904223u; return float(s >> 8) / 16777216.0f; };
-  for (float& a : A) a = next() - 0.5f;
-  for (float& b : B) b = next() - 0.5f;
+  Lcg g{kSeed};
+  g.fill(A, 1.0f, -0.5f);
+  g.fill(B, 1.0f, -0.5f);
 }
-// The K-scaled rule: rtol = max(1e-5, 4 x 2^-23 x sqrt(K)) (rounding errors add like a random
-// walk; 4 allows any legitimate reordering), atol = rtol x max|ref| over the reference compared;
-// an element fails unless |got - ref| <= atol + rtol |ref|, so NaN and infinity fail.
-double rtolForK(long long k) { return std::max(1e-5, std::ldexp(4.0, -23) * std::sqrt(double(k))); }
-
-struct CheckStats {
-  long long checked = 0, failures = 0, first_bad = -1;  // first_bad: linear index
-  double max_abs_err = 0.0, first_got = 0.0, first_ref = 0.0;  // max_abs_err: NaN if any is
-  void add(long long i, double got, double ref, double atol, double rtol) {
-    const double d = std::fabs(got - ref);
-    ++checked;
-    if (!(d <= atol + rtol * std::fabs(ref)) && failures++ == 0)
-      first_bad = i, first_got = got, first_ref = ref;
-    if (std::isnan(d) || d > max_abs_err) max_abs_err = d;
-  }
-  bool pass() const { return checked > 0 && failures == 0; }
-  std::string describe(const char* what, long long n) const {
-    char buf[300];
-    std::snprintf(buf, sizeof buf, "%s: %lld of %lld elements outside the tolerance, the first "
-                  "at (%lld, %lld): got %.9g, ref %.9g", what, failures, checked, first_bad / n,
-                  first_bad % n, first_got, first_ref);
-    return buf;
-  }
-};
+// The checks are the course's (gemm_check block): the K-scaled rule, rtol = max(1e-5, 4 x 2^-23
+// x sqrt(K)) (rounding errors add like a random walk; 4 is headroom, not a worst-case bound), atol
+// = rtol x max|ref| over the reference compared; an element fails unless |got - ref| <= atol +
+// rtol |ref|, so NaN and infinity fail. Each GemmCheck keeps the first failure and the largest
+// |got - ref| (NaN if any is).
 // The reference for some rows of C (every row up to kFullRefMax): slot[i] is row i's place in
 // ref (the rows, ascending, n values each), or -1 when row i is not compared.
 struct RowsReference { std::vector<int> slot; std::vector<double> ref; double ref_max = 0.0; };
 RowsReference referenceRows(const std::vector<float>& A, const std::vector<float>& B, long long n,
                             const std::vector<long long>& rows) {  // ascending, distinct
-  RowsReference rr{std::vector<int>(size_t(n), -1), std::vector<double>(rows.size() * n), 0.0};
-  std::vector<float> aRows;
+  const long long count = static_cast<long long>(rows.size()) * n;
+  RowsReference rr{std::vector<int>(size_t(n), -1), hostVector<double>(count, "the reference rows"),
+                   0.0};
+  std::vector<float> aRows = hostVector<float>(count, "the rows of A");
   for (size_t s = 0; s < rows.size(); ++s) {
     rr.slot[size_t(rows[s])] = int(s);
-    aRows.insert(aRows.end(), A.begin() + rows[s] * n, A.begin() + (rows[s] + 1) * n);
+    std::copy(A.begin() + rows[s] * n, A.begin() + (rows[s] + 1) * n, aRows.begin() + s * n);
   }
   referenceGemm(aRows.data(), B.data(), rr.ref.data(), int(rows.size()), int(n), int(n));
-  for (double v : rr.ref) rr.ref_max = std::max(rr.ref_max, std::fabs(v));
+  rr.ref_max = maxAbs(rr.ref.data(), count);
   return rr;
 }
 // One look at every element of an output C (n x n, on the host): the reference's rows against
@@ -280,21 +308,22 @@ RowsReference referenceRows(const std::vector<float>& A, const std::vector<float
 // the first element that is NaN or infinite.
 // The tolerances it applied are kept for the CSV, which prints every one.
 struct Scan {
-  CheckStats ref, xcheck;
+  GemmCheck ref, xcheck;
   long long non_finite = -1;
   double rtol = 0.0, atol = 0.0, xcheck_atol = 0.0;
 };
 Scan scan(const std::vector<float>& C, const std::vector<float>* Y, const RowsReference& rr,
           long long n) {
   Scan s;
-  const double rtol = rtolForK(n), atol = rtol * rr.ref_max;
+  const Tolerance refTol = gemmTolerance(n, rr.ref_max);
   double yMax = 0.0;  // the cross-check's atol: rtol x max|Y|
   if (Y) for (float y : *Y) yMax = std::max(yMax, double(std::fabs(y)));
-  s.rtol = rtol, s.atol = atol, s.xcheck_atol = rtol * yMax;
+  const Tolerance yTol = gemmTolerance(n, yMax);
+  s.rtol = refTol.rtol, s.atol = refTol.atol, s.xcheck_atol = yTol.atol;
   for (long long i = 0; i < n * n; ++i) {
     const int r = rr.slot[size_t(i / n)];
-    if (r >= 0) s.ref.add(i, C[i], rr.ref[size_t(r * n + i % n)], atol, rtol);
-    if (Y) s.xcheck.add(i, C[i], (*Y)[i], rtol * yMax, rtol);
+    if (r >= 0) s.ref.add(i, C[i], rr.ref[size_t(r * n + i % n)], refTol);
+    if (Y) s.xcheck.add(i, C[i], (*Y)[i], yTol);
     if (!std::isfinite(C[i]) && s.non_finite < 0) s.non_finite = i;
   }
   return s;
@@ -315,7 +344,7 @@ struct Ladder {
 };
 // The verification ladder above kFullRefMax: only sampled rows get the double reference, and the
 // rest rests on trust that is stated and conditional. Why sample, when the GPU reference is quick
-// (project_template checks 4096^3 in full)? Host memory: the default run must stay inside
+// (project_template checks 1024^3 in full, gemm_ladder 4096^3)? Host memory: the default run must stay inside
 // Compiler Explorer's budget, and a full reference at n = 2048 is n^2 doubles, 32 MiB more beside
 // the inputs and both outputs. And the ladder is the method wherever no full reference is
 // affordable (a CPU reference, a larger n): this exercise practises it. naive: the sampled rows
@@ -418,8 +447,8 @@ Options parseOptions(CommandLine& cl) {
   return o;
 }
 
-// The first 18 columns as they have always been; what the three-roof model and the printed
-// tolerances added comes after them.
+// The first 18 columns keep their names and order (pct_of_roof of a tiled row now counts the
+// shared-memory roof too); what the three-roof model and the printed tolerances added comes after.
 const char* const kCsvHeader =
     "kernel,m,n,k,check,ref_elements,verdict,max_abs_err,xcheck_diff,ms,min_ms,max_ms,gflops,"
     "pct_of_roof,model_load_gb,compulsory_gb,ai_model,ai_compulsory,rtol,atol,xcheck_atol,"
@@ -499,7 +528,7 @@ void printRow(Kernel k, long long n, const RowCheck& rc, const Scan& s, const Ti
 // One n of the ladder: check each kernel, time what passed, print its row.
 void runSize(Ladder& L, long long n, int iters, const Ceilings& c, const SmemRoof& sm) {
   const size_t bytes = size_t(n * n) * sizeof(float);
-  std::vector<float> A(size_t(n * n)), B(size_t(n * n)), out[2];
+  std::vector<float> A = hostVector<float>(n * n, "A"), B = hostVector<float>(n * n, "B"), out[2];
   fillInputs(A, B);  // a fresh seed at every n
   CUDA_CHECK(cudaMemcpy(L.dA, A.data(), bytes, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(L.dB, B.data(), bytes, cudaMemcpyHostToDevice));
@@ -511,19 +540,24 @@ void runSize(Ladder& L, long long n, int iters, const Ceilings& c, const SmemRoo
   L.n = n, L.naiveMs = L.naiveGflops = L.tiledGflops = 0.0;
   for (const Kernel k : {Kernel::kNaive, Kernel::kTiled}) {
     // The checked launch writes into a C poisoned with NaN (all bits set): what it skips fails.
-    CUDA_CHECK(cudaMemset(L.dC, 0xFF, bytes));
-    launchGemm(k, L.dA, L.dB, L.dC, n);
-    CUDA_CHECK_LAUNCH();
-    std::vector<float>& C = (out[int(k)] = std::vector<float>(size_t(n * n)));
-    CUDA_CHECK(cudaMemcpy(C.data(), L.dC, bytes, cudaMemcpyDeviceToHost));
-    const Scan s = scan(C, full || k == Kernel::kNaive ? nullptr : &out[0], rr, n);
-    const RowCheck rc = !full ? verdictAbove(k, s, n, L)
-                        : s.ref.pass() ? RowCheck{"ref", Verdict::kPass, ""}
-                        : RowCheck{"ref", Verdict::kFail, s.ref.describe("failed the full check", n)};
-    TimingStats t{};  // only a passing row is timed
-    if (rc.verdict == Verdict::kPass)
-      t = timeKernel([&] { launchGemm(k, L.dA, L.dB, L.dC, n); }, kWarmups, iters);
-    else
+    // Only a passing row is timed, and the timed launches must leave the checked bits
+    // (checkThenTime, gemm_check block).
+    std::vector<float>& C = (out[int(k)] = hostVector<float>(n * n, "C"));
+    Scan s;
+    RowCheck rc{"ref", Verdict::kFail, ""};
+    const CheckedTiming run = checkThenTime([&] { launchGemm(k, L.dA, L.dB, L.dC, n); }, L.dC, C,
+                                            [&](const std::vector<float>& got) {
+      s = scan(got, full || k == Kernel::kNaive ? nullptr : &out[0], rr, n);
+      rc = !full ? verdictAbove(k, s, n, L)
+           : s.ref.pass() ? RowCheck{"ref", Verdict::kPass, ""}
+           : RowCheck{"ref", Verdict::kFail, s.ref.describe("failed the full check", n)};
+      return rc.verdict == Verdict::kPass;
+    }, kWarmups, iters);
+    if (run.passed && !run.reproduced)
+      rc = RowCheck{rc.how, Verdict::kFail, "the timed launches did not reproduce the checked "
+                    "output bit for bit"};
+    const TimingStats& t = run.t;
+    if (rc.verdict != Verdict::kPass)
       std::fprintf(stderr, "GATE: %s n=%lld %s: %s\n", kernelName(k), n, kVerdictNames[int(rc.verdict)],
                    rc.why.c_str());
     printRow(k, n, rc, s, rc.verdict == Verdict::kPass ? &t : nullptr, L.naiveMs, c, sm);
@@ -557,7 +591,7 @@ void printGainLine(const Ladder& L, const Ceilings& c, const SmemRoof& sm) {
 // =============================================================================
 // main
 // =============================================================================
-int main(int argc, char** argv) try {
+int main(int argc, char** argv) {
   CommandLine cl(argc, argv, usageText());
   const Options o = parseOptions(cl);  // exit 2 on a bad command line or too much work
   const cudaDeviceProp prop = requireCudaDevice();  // exit 77 without a device
@@ -577,9 +611,6 @@ int main(int argc, char** argv) try {
 
   std::fprintf(stderr, "report_data: %d rows, %d PASS, %d not.\n", L.rows, L.passed, L.rows - L.passed);
   return (tiled && L.plantedFailed && L.passed == L.rows) ? EXIT_SUCCESS : EXIT_FAILURE;
-} catch (const std::bad_alloc&) {
-  std::fprintf(stderr, "report_data: a host allocation failed\n");
-  return EXIT_FAILURE;
 }
 
 // =============================================================================
@@ -887,9 +918,10 @@ double rooflineGflops(const Ceilings& c, double ai) {
 // end common: ceilings
 // common: smem_roof
 // Shared-memory roof. Shared memory has 32 banks, each delivering 32 bits per clock
-// (CUDA C++ Programming Guide, shared memory of compute capability 5.x and up): at
-// most 128 bytes per clock per SM, counted as delivered to threads (a word a whole
-// warp reads as one broadcast counts 32 x 4 bytes, as do the 32 FMAs it feeds).
+// (CUDA C++ Programming Guide, shared memory of compute capability 5.x and up). Our
+// model: one conflict-free warp request per clock per SM, at most 128 bytes per clock,
+// counted as delivered to threads (a word a whole warp reads as one broadcast counts
+// 32 x 4 bytes, as do the 32 FMAs it feeds).
 // Bound: SMs x 32 x 4 bytes x SM clock. Measured: a full device of threads, each
 // warp taking 32 consecutive float4 per load (each quarter warp one 128-byte row
 // of the banks: no bank conflict) into 4 sums; bytes delivered / median time,
@@ -966,3 +998,101 @@ Roof bindingRoof(const Ceilings& c, const SmemRoof& s, double ai, double loadsPe
   return low;
 }
 // end common: smem_roof
+// common: gemm_check
+// The course's correctness rule for a GEMM, one copy in every lesson that checks one.
+// What lessons choose (parameters): the seed and the value mapping of the inputs (scale * u +
+// offset: 2u - 1 in [-1, 1) or u - 0.5 in [-0.5, 0.5), both exact in float, so every lesson's
+// inputs and reference are the same on every machine); which elements are checked (all, or
+// sampled rows where a full reference costs too much memory); a tolerance given on the command
+// line in place of the K-scaled default. What they do not choose: the rule itself. Lessons that
+// compare precisions (FP16 storage, INT8 codes) judge with their own error metrics and bounds,
+// and take from here the poison, the element check and the host allocation.
+float Lcg::next() {
+  s = 1664525u * s + 1013904223u;
+  return static_cast<float>(s >> 8) / 16777216.0f;  // 24 bits: exact in float
+}
+void Lcg::fill(std::vector<float>& x, float scale, float offset) {
+  for (float& v : x) v = scale * next() + offset;  // scale 1 or 2: the product is exact
+}
+
+// The K-scaled tolerance. The rounding errors of K float additions add like a random walk,
+// so they grow like sqrt(K) units of 2^-23; 4 of them are headroom over that typical size (not a
+// worst-case bound for every order), and 1e-5 is the floor. atol = rtol x max|ref| judges elements near zero (where
+// a relative error says nothing) on the scale of the whole matrix.
+double rtolForK(long long K) {
+  return std::max(1e-5, std::ldexp(4.0, -23) * std::sqrt(static_cast<double>(K)));
+}
+Tolerance gemmTolerance(long long K, double refMax, double rtol, double atol) {
+  const double r = rtol >= 0.0 ? rtol : rtolForK(K);
+  return Tolerance{r, atol >= 0.0 ? atol : r * refMax};
+}
+double maxAbs(const double* x, long long count) {
+  double m = 0.0;
+  for (long long i = 0; i < count; ++i) m = std::max(m, std::fabs(x[i]));
+  return m;
+}
+
+// An element fails when !(d <= t), d = |got - ref|, t = atol + rtol*|ref|: a NaN or an
+// infinity fails (a poisoned element never written is a NaN). The score d / t says how close
+// to the tolerance an element came (1 = at the limit); unlike d / |ref| it stays meaningful
+// where ref is near zero. t = 0 (both tolerances 0): exact (score 0) or not (infinity).
+void GemmCheck::add(long long index, double got, double ref, const Tolerance& tol) {
+  const double d = std::fabs(got - ref), t = tol.atol + tol.rtol * std::fabs(ref);
+  const double score = t > 0.0 ? d / t : d == 0.0 ? 0.0 : HUGE_VAL;
+  if (!(d <= t) && failures++ == 0)
+    first_bad = index, first_got = got, first_ref = ref, first_tol = t;
+  if (checked++ == 0 || (!std::isnan(worst_score) && (std::isnan(score) || score > worst_score)))
+    worst = index, worst_score = score, worst_got = got, worst_ref = ref, worst_diff = d,
+    worst_tol = t;
+  if (!std::isnan(max_abs_err) && (std::isnan(d) || d > max_abs_err)) max_abs_err = d;
+}
+std::string GemmCheck::describe(const char* what, long long cols) const {
+  char buf[300];
+  std::snprintf(buf, sizeof buf, "%s: %lld of %lld elements outside the tolerance, the first "
+                "at (%lld, %lld): got %.9g, ref %.9g", what, failures, checked, first_bad / cols,
+                first_bad % cols, first_got, first_ref);
+  return buf;
+}
+GemmCheck checkElements(const float* got, const double* ref, long long count,
+                        const Tolerance& tol) {
+  GemmCheck c;
+  for (long long i = 0; i < count; ++i) c.add(i, got[i], ref[i], tol);
+  return c;
+}
+
+// Poison, check, time. The poison makes an element the kernel never writes a NaN, so it fails
+// whatever an earlier launch left. The copy back waits for the launch and reports its errors.
+// A result that fails is never timed; one that passes is timed by the lessons' timer, and C
+// is then compared with the checked bits, 1 MiB at a time (no second host copy of C).
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples) {
+  CheckedTiming r;
+  const size_t bytes = got.size() * sizeof(float);
+  CUDA_CHECK(cudaMemset(dC, kPoisonByte, bytes));
+  launch();
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(got.data(), dC, bytes, cudaMemcpyDeviceToHost));
+  if (!(r.passed = judge(static_cast<const std::vector<float>&>(got)))) return r;
+  r.t = timeKernel(launch, warmups, samples);
+  std::vector<float> part(std::min(got.size(), size_t(1) << 18));
+  r.reproduced = true;
+  for (size_t first = 0; first < got.size() && r.reproduced; first += part.size()) {
+    const size_t n = std::min(part.size(), got.size() - first);
+    CUDA_CHECK(cudaMemcpy(part.data(), dC + first, n * sizeof(float), cudaMemcpyDeviceToHost));
+    r.reproduced = std::memcmp(part.data(), got.data() + first, n * sizeof(float)) == 0;
+  }
+  return r;
+}
+
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what) {
+  try {
+    return std::vector<T>(static_cast<size_t>(count));
+  } catch (const std::exception&) {  // std::bad_alloc, or a size past max_size()
+    std::fprintf(stderr, "host allocation failed: %s, %lld bytes\n", what,
+                 count * static_cast<long long>(sizeof(T)));
+    std::exit(EXIT_FAILURE);
+  }
+}
+// end common: gemm_check

@@ -30,6 +30,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -112,6 +113,52 @@ Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of
 void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
 double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
 // end common: ceilings_decl
+// common: gemm_check_decl
+// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
+// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// infinity failing, the output poisoned before the checked launch, and a timing only of a
+// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
+// <new>, <string>, <vector> and the cuda_check and timer blocks.
+constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
+struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
+  uint32_t s;  // the seed, then the state
+  float next();  // advances, then a float in [0, 1), exact
+  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
+};
+struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
+double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
+// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
+Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
+double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
+struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
+  long long checked = 0, failures = 0;
+  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
+  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
+  long long worst = -1;  // the element with the highest score, the first on ties
+  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
+  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
+  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
+  void add(long long index, double got, double ref, const Tolerance& tol);
+  bool pass() const { return checked > 0 && failures == 0; }
+  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
+  std::string describe(const char* what, long long cols) const;
+};
+GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
+// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
+// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
+// leave the checked bits in C.
+struct CheckedTiming {
+  bool passed = false;      // judge's verdict on the poisoned launch's output
+  bool reproduced = false;  // passed, timed, and C still holds the checked bits
+  TimingStats t{};          // the timing, when passed
+};
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples);
+// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what);
+// end common: gemm_check_decl
 
 // =============================================================================
 // The idea: one kernel, coarsened CO times
@@ -301,7 +348,7 @@ Options parseOptions(CommandLine& cl) {
   const double flop = 27.0 * launches * 2.0 * o.m * o.n * o.k, checks = 27.0 * o.m * o.n;
   long long steps = 0;
   for (const PointSpec& p : kPoints) steps += launches * ((o.k + p.tk - 1) / p.tk);
-  const long long hostBytes = 4 * (o.m * o.k + o.k * o.n) + 16 * o.m * o.n;  // A, B, ref, 2 C
+  const long long hostBytes = 4 * (o.m * o.k + o.k * o.n) + 12 * o.m * o.n;  // A, B, ref, C
   if (flop > 0x1p45)
     cl.fail("-m, -n, -k, -iters: the sweep would do %.3g FLOP (27 points x %d launches x "
             "2*M*N*K), over the cap of 2^45 (see -h)", flop, launches);
@@ -312,8 +359,8 @@ Options parseOptions(CommandLine& cl) {
     cl.fail("-m, -n: the sweep would check %.3g elements on the CPU (27 points x M x N), over "
             "the cap of 2^30 (see -h)", checks);
   if (hostBytes > (4LL << 30))
-    cl.fail("-m, -n, -k: the host buffers would need %.2f GiB (A, B, the double reference, "
-            "two copies of C), over the cap of 4 GiB", hostBytes / 1073741824.0);
+    cl.fail("-m, -n, -k: the host buffers would need %.2f GiB (A, B, the double reference "
+            "and C), over the cap of 4 GiB", hostBytes / 1073741824.0);
   return o;
 }
 
@@ -339,22 +386,6 @@ const char* occupancyLimiter(int blocks, int blocksWithoutSmem, int threadBound,
   return "registers";
 }
 
-// The course's K-scaled rule: rtol = max(1e-5, 4 * 2^-23 * sqrt(K)) (independent rounding
-// errors add like a random walk; 4 allows any legitimate reordering), atol = rtol *
-// max|ref|. An element fails when !(|got - ref| <= atol + rtol*|ref|): NaN and inf fail.
-double rtolForK(long long k) { return std::max(1e-5, std::ldexp(4.0, -23) * std::sqrt(double(k))); }
-struct CheckStats {
-  long long checked = 0, failures = 0, first_bad = -1;  // first_bad: linear index
-  double err_frac = 0.0;  // max of |got - ref| / (atol + rtol*|ref|); 1 = at the limit; NaN stays
-  void add(long long index, double got, double ref, double atol, double rtol) {
-    const double d = std::fabs(got - ref), t = atol + rtol * std::fabs(ref);
-    if (!(d <= t) && failures++ == 0) first_bad = index;
-    const double frac = t > 0.0 ? d / t : (d == 0.0 ? 0.0 : HUGE_VAL);
-    if (std::isnan(frac) || frac > err_frac) err_frac = frac;
-    ++checked;
-  }
-  bool pass() const { return checked > 0 && failures == 0; }
-};
 
 // The tie rule. Two points overlap when their [min, max] ranges of timed launches share a
 // value: the timer cannot say which is faster. Overlap is not transitive (a may overlap b,
@@ -417,7 +448,7 @@ struct PointResult {
   int regs = 0, blocks_per_sm = 0;
   double occupancy = 0.0;  // resident threads per SM / the SM's thread limit
   const char* limiter = "";
-  CheckStats check;
+  GemmCheck check;  // worst_score is the table's err/tol: 1 = at the limit, a NaN stays
   bool timed = false;  // checked, passed, timed, and the timed launches reproduced it
   TimingStats t{};
   int rank = 0, tie = 0;
@@ -426,20 +457,25 @@ struct PointResult {
 struct Problem {
   Options o;
   std::vector<double> ref;  // the reference C, M x N
-  double rtol, atol, ref_max;
+  Tolerance tol;
+  double ref_max;
   const float *dA, *dB; float* dC;
 };
 
-// Inputs: a 32-bit LCG, 24 bits per draw, f - 0.5 in [-0.5, 0.5) (exact in float), A then
-// B, row-major. The reference (reference_gemm) sums in double in ascending k.
+// Inputs: the course's LCG (gemm_check block) from seed 12345, 24 bits per draw, u - 0.5 in
+// [-0.5, 0.5) (exact in float), A then B, row-major. The reference (reference_gemm) sums in
+// double in ascending k. The course's K-scaled tolerance: rtol = max(1e-5, 4 * 2^-23 *
+// sqrt(K)) (independent rounding errors add like a random walk; 4 is headroom over that
+// typical size, not a worst-case bound), atol = rtol * max|ref|; an element fails when !(|got - ref| <= atol +
+// rtol*|ref|), so NaN and infinity fail.
 Problem makeProblem(const Options& o, std::vector<float>& A, std::vector<float>& B) {
-  unsigned s = 12345u;  // 32 bits on every platform CUDA runs on
-  for (std::vector<float>* v : {&A, &B})
-    for (float& x : *v) s = 1664525u * s + 1013904223u, x = (s >> 8) / 16777216.0f - 0.5f;
-  Problem pr{o, std::vector<double>(size_t(o.m * o.n)), rtolForK(o.k), 0, 0, {}, {}, {}};
+  Lcg g{12345u};
+  g.fill(A, 1.0f, -0.5f);
+  g.fill(B, 1.0f, -0.5f);
+  Problem pr{o, hostVector<double>(o.m * o.n, "the reference C"), {}, 0.0, {}, {}, {}};
   referenceGemm(A.data(), B.data(), pr.ref.data(), int(o.m), int(o.n), int(o.k));
-  for (double v : pr.ref) pr.ref_max = std::max(pr.ref_max, std::fabs(v));
-  pr.atol = pr.rtol * pr.ref_max;
+  pr.ref_max = maxAbs(pr.ref.data(), o.m * o.n);
+  pr.tol = gemmTolerance(o.k, pr.ref_max);
   return pr;
 }
 void measureOccupancy(const PointSpec& p, const cudaDeviceProp& prop, PointResult* r) {
@@ -458,35 +494,30 @@ void measureOccupancy(const PointSpec& p, const cudaDeviceProp& prop, PointResul
 
 // One launch into C poisoned with NaN (all bits set), so an element this point does not
 // write fails whatever the last point left; every element checked; only then the timed
-// launches, which must reproduce the checked bits. A failure is a GATE line on stderr.
-void checkThenTime(int index, const PointSpec& p, const Problem& pr, std::vector<float>& got,
-                   std::vector<float>& again, PointResult* r) {
+// launches, which must reproduce the checked bits (checkThenTime, gemm_check block). A
+// failure is a GATE line on stderr.
+void runPoint(int index, const PointSpec& p, const Problem& pr, std::vector<float>& got,
+              PointResult* r) {
   const Options& o = pr.o;
   const dim3 grid(unsigned(ceilDiv(o.n, kTileCols)), unsigned(ceilDiv(o.m, 1LL * p.by * p.co)));
   const auto launch = [&] {
     p.kernel<<<grid, dim3(kTileCols, p.by), size_t(p.smem_bytes)>>>(pr.dA, pr.dB, pr.dC, o.m,
                                                                      o.n, o.k);
   };
-  const size_t cBytes = got.size() * sizeof(float);
-  CUDA_CHECK(cudaMemset(pr.dC, 0xFF, cBytes));
-  launch();
-  CUDA_CHECK_LAUNCH();
-  CUDA_CHECK(cudaMemcpy(got.data(), pr.dC, cBytes, cudaMemcpyDeviceToHost));
-  for (size_t e = 0; e < got.size(); ++e)
-    r->check.add(static_cast<long long>(e), got[e], pr.ref[e], pr.atol, pr.rtol);
-  const CheckStats& s = r->check;
-  if (!s.pass()) {
-    const double g = got[size_t(s.first_bad)], ref = pr.ref[size_t(s.first_bad)];
+  const CheckedTiming run = checkThenTime(launch, pr.dC, got, [&](const std::vector<float>& c) {
+    return (r->check = checkElements(c.data(), pr.ref.data(), o.m * o.n, pr.tol)).pass();
+  }, kWarmups, o.iters);
+  const GemmCheck& s = r->check;
+  if (!run.passed) {
     std::fprintf(stderr, "GATE: point %d (%s) failed its check: %lld of %lld elements outside "
                  "the tolerance; first at row %lld, col %lld: got %.9g, ref %.9g, |got - ref| "
                  "= %.3e > %.3e\n", index + 1, pointLabel(p).c_str(), s.failures, s.checked,
-                 s.first_bad / o.n, s.first_bad % o.n, g, ref, std::fabs(g - ref),
-                 pr.atol + pr.rtol * std::fabs(ref));
+                 s.first_bad / o.n, s.first_bad % o.n, s.first_got, s.first_ref,
+                 std::fabs(s.first_got - s.first_ref), s.first_tol);
     return;  // never timed, never ranked
   }
-  r->t = timeKernel(launch, kWarmups, o.iters);
-  CUDA_CHECK(cudaMemcpy(again.data(), pr.dC, cBytes, cudaMemcpyDeviceToHost));
-  r->timed = std::memcmp(got.data(), again.data(), cBytes) == 0;
+  r->t = run.t;
+  r->timed = run.reproduced;
   if (!r->timed)
     std::fprintf(stderr, "GATE: point %d (%s): the timed launches did not reproduce the "
                  "checked output bit for bit\n", index + 1, pointLabel(p).c_str());
@@ -507,9 +538,9 @@ void printPointTable(const std::vector<PointResult>& res, double flop) {
       std::printf("SKIP   %s\n", r.skip.c_str());
       continue;
     }
-    std::printf("%s  %8.3f  ", r.check.pass() ? "PASS" : "FAIL", r.check.err_frac);
+    std::printf("%s  %8.3f  ", r.check.pass() ? "PASS" : "FAIL", r.check.worst_score);
     if (r.timed) std::printf("%9.4f ms  %8.1f GFLOP/s  ", r.t.median_ms, r.gflops(flop));
-    else std::printf("not timed (see stderr)         ");
+    else std::printf("not ranked (see stderr)        ");
     std::printf("%d regs, %d blocks/SM, %.1f%% occupancy, limited by %s\n", r.regs,
                 r.blocks_per_sm, 100.0 * r.occupancy, r.limiter);
   }
@@ -546,7 +577,7 @@ void printRanking(const std::vector<PointResult>& res, const std::vector<int>& o
                p.tk, p.co, r.rank, r.tie, p.smem_bytes, prop.sharedMemPerBlock / 1024,
                prop.sharedMemPerMultiprocessor / 1024, r.blocks_per_sm, 100.0 * r.occupancy,
                r.t.median_ms, r.gflops(flop), 100.0 * r.gflops(flop) / peak,
-               last.t.median_ms / r.t.median_ms, r.check.err_frac);
+               last.t.median_ms / r.t.median_ms, r.check.worst_score);
   int topRank = kPointCount;  // the best rank a point of that occupancy reaches
   for (int i : order)
     if (res[size_t(i)].occupancy == top) topRank = std::min(topRank, res[size_t(i)].rank);
@@ -567,7 +598,7 @@ void printCsv(const Options& o, const cudaDeviceProp& prop, const std::vector<Po
                 i + 1, p.threads, p.by, p.tk, p.co, p.by * p.co, p.smem_bytes,
                 !r.skip.empty() ? "SKIP" : r.timed ? "PASS" : "FAIL");
     if (r.skip.empty())
-      std::printf("%.3f,%d,%d,%s,%.4f,", r.check.err_frac, r.regs, r.blocks_per_sm, r.limiter,
+      std::printf("%.3f,%d,%d,%s,%.4f,", r.check.worst_score, r.regs, r.blocks_per_sm, r.limiter,
                   r.occupancy);
     if (!r.timed) std::printf("%s,,,,,,\n", r.skip.empty() ? "" : ",,,,,");
     else std::printf("%.4f,%.4f,%.4f,%.1f,%.2f,%d,%d\n", r.t.median_ms, r.t.min_ms, r.t.max_ms,
@@ -575,8 +606,8 @@ void printCsv(const Options& o, const cudaDeviceProp& prop, const std::vector<Po
   }
 }
 
-// What the failures say. An inner loop that leaves part of each thread's outputs
-// uncomputed fails every point with CO > 1 and none with CO = 1: the failures follow CO.
+// What the failures say. An inner loop that gets part of each thread's outputs wrong (left
+// uncomputed, or read with the wrong stride) fails every point with CO > 1 and none with CO = 1.
 void printFailures(const std::vector<PointResult>& res, std::FILE* out) {
   int ran[2] = {0, 0}, failed[2] = {0, 0};  // [0]: CO = 1, [1]: CO > 1
   for (int i = 0; i < kPointCount; ++i) {
@@ -585,8 +616,8 @@ void printFailures(const std::vector<PointResult>& res, std::FILE* out) {
     failed[kPoints[i].co > 1] += launched && !res[size_t(i)].timed;
   }
   if (failed[0] == 0 && failed[1] > 0 && failed[1] == ran[1])
-    std::fprintf(out, "Left to write: the coarsened inner loop (multiplyPanels) computes only part "
-                 "of each thread's outputs. Every point with CO = 1 passes and every point with "
+    std::fprintf(out, "Left to write: the coarsened inner loop (multiplyPanels) gets part of each "
+                 "thread's outputs wrong. Every point with CO = 1 passes and every point with "
                  "CO > 1 fails: each thread must produce all CO of its outputs, reading each B "
                  "value from the panel once for all of them.\n");
 }
@@ -622,12 +653,11 @@ int main(int argc, char** argv) {
   std::fprintf(info, "Design space: 27 points = block threads {128, 256, 512} x K step TK {8, "
                "16, 32} x outputs per thread CO {1, 2, 4}; %d can launch, %d cannot\n",
                launchable, kPointCount - launchable);
-  std::set_new_handler([] { std::fputs("host allocation failed\n", stderr), std::exit(1); });
-  std::vector<float> A(size_t(o.m * o.k)), B(size_t(o.k * o.n));
+  std::vector<float> A = hostVector<float>(o.m * o.k, "A"), B = hostVector<float>(o.k * o.n, "B");
   Problem pr = makeProblem(o, A, B);
   std::fprintf(info, "Check, every element of every point: |got - ref| <= atol + rtol*|ref|, "
                "rtol = max(1e-5, 4 * 2^-23 * sqrt(K)) = %.3e, atol = rtol * max|ref| = %.3e "
-               "(max|ref| = %.6g); NaN and infinity fail\n", pr.rtol, pr.atol, pr.ref_max);
+               "(max|ref| = %.6g); NaN and infinity fail\n", pr.tol.rtol, pr.tol.atol, pr.ref_max);
   float *dA = nullptr, *dB = nullptr, *dC = nullptr;
   CUDA_CHECK(cudaMalloc(&dA, A.size() * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&dB, B.size() * sizeof(float)));
@@ -635,12 +665,12 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaMemcpy(dA, A.data(), A.size() * sizeof(float), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(dB, B.data(), B.size() * sizeof(float), cudaMemcpyHostToDevice));
   pr.dA = dA, pr.dB = dB, pr.dC = dC;
-  std::vector<float> got(size_t(o.m * o.n)), again(got.size());
+  std::vector<float> got = hostVector<float>(o.m * o.n, "C");
   std::vector<TimeRange> ranges;
   for (int i = 0; i < kPointCount; ++i) {
     PointResult& r = res[size_t(i)];
     if (r.skip.empty()) measureOccupancy(kPoints[i], prop, &r);
-    if (r.skip.empty()) checkThenTime(i, kPoints[i], pr, got, again, &r);
+    if (r.skip.empty()) runPoint(i, kPoints[i], pr, got, &r);
     ranges.push_back(TimeRange{asPrintedMs(r.t.min_ms), asPrintedMs(r.t.max_ms), r.timed});
   }
   for (float* d : {dA, dB, dC}) CUDA_CHECK(cudaFree(d));
@@ -668,8 +698,8 @@ int main(int argc, char** argv) {
 
 // =============================================================================
 // Course toolkit: the blocks every lesson carries (error checks, timer,
-// command line, reference GEMM, roofline ceilings). Machinery: skip it on a
-// first read.
+// command line, reference GEMM, roofline ceilings, the correctness rule).
+// Machinery: skip it on a first read.
 // =============================================================================
 // common: cuda_check
 // Device 0's properties. No NVIDIA driver loaded, or no GPU listed: exit 77 (skipped);
@@ -970,3 +1000,101 @@ double rooflineGflops(const Ceilings& c, double ai) {
   return std::min(c.fp32_gflops, ai * c.copy_gbs);
 }
 // end common: ceilings
+// common: gemm_check
+// The course's correctness rule for a GEMM, one copy in every lesson that checks one.
+// What lessons choose (parameters): the seed and the value mapping of the inputs (scale * u +
+// offset: 2u - 1 in [-1, 1) or u - 0.5 in [-0.5, 0.5), both exact in float, so every lesson's
+// inputs and reference are the same on every machine); which elements are checked (all, or
+// sampled rows where a full reference costs too much memory); a tolerance given on the command
+// line in place of the K-scaled default. What they do not choose: the rule itself. Lessons that
+// compare precisions (FP16 storage, INT8 codes) judge with their own error metrics and bounds,
+// and take from here the poison, the element check and the host allocation.
+float Lcg::next() {
+  s = 1664525u * s + 1013904223u;
+  return static_cast<float>(s >> 8) / 16777216.0f;  // 24 bits: exact in float
+}
+void Lcg::fill(std::vector<float>& x, float scale, float offset) {
+  for (float& v : x) v = scale * next() + offset;  // scale 1 or 2: the product is exact
+}
+
+// The K-scaled tolerance. The rounding errors of K float additions add like a random walk,
+// so they grow like sqrt(K) units of 2^-23; 4 of them are headroom over that typical size (not a
+// worst-case bound for every order), and 1e-5 is the floor. atol = rtol x max|ref| judges elements near zero (where
+// a relative error says nothing) on the scale of the whole matrix.
+double rtolForK(long long K) {
+  return std::max(1e-5, std::ldexp(4.0, -23) * std::sqrt(static_cast<double>(K)));
+}
+Tolerance gemmTolerance(long long K, double refMax, double rtol, double atol) {
+  const double r = rtol >= 0.0 ? rtol : rtolForK(K);
+  return Tolerance{r, atol >= 0.0 ? atol : r * refMax};
+}
+double maxAbs(const double* x, long long count) {
+  double m = 0.0;
+  for (long long i = 0; i < count; ++i) m = std::max(m, std::fabs(x[i]));
+  return m;
+}
+
+// An element fails when !(d <= t), d = |got - ref|, t = atol + rtol*|ref|: a NaN or an
+// infinity fails (a poisoned element never written is a NaN). The score d / t says how close
+// to the tolerance an element came (1 = at the limit); unlike d / |ref| it stays meaningful
+// where ref is near zero. t = 0 (both tolerances 0): exact (score 0) or not (infinity).
+void GemmCheck::add(long long index, double got, double ref, const Tolerance& tol) {
+  const double d = std::fabs(got - ref), t = tol.atol + tol.rtol * std::fabs(ref);
+  const double score = t > 0.0 ? d / t : d == 0.0 ? 0.0 : HUGE_VAL;
+  if (!(d <= t) && failures++ == 0)
+    first_bad = index, first_got = got, first_ref = ref, first_tol = t;
+  if (checked++ == 0 || (!std::isnan(worst_score) && (std::isnan(score) || score > worst_score)))
+    worst = index, worst_score = score, worst_got = got, worst_ref = ref, worst_diff = d,
+    worst_tol = t;
+  if (!std::isnan(max_abs_err) && (std::isnan(d) || d > max_abs_err)) max_abs_err = d;
+}
+std::string GemmCheck::describe(const char* what, long long cols) const {
+  char buf[300];
+  std::snprintf(buf, sizeof buf, "%s: %lld of %lld elements outside the tolerance, the first "
+                "at (%lld, %lld): got %.9g, ref %.9g", what, failures, checked, first_bad / cols,
+                first_bad % cols, first_got, first_ref);
+  return buf;
+}
+GemmCheck checkElements(const float* got, const double* ref, long long count,
+                        const Tolerance& tol) {
+  GemmCheck c;
+  for (long long i = 0; i < count; ++i) c.add(i, got[i], ref[i], tol);
+  return c;
+}
+
+// Poison, check, time. The poison makes an element the kernel never writes a NaN, so it fails
+// whatever an earlier launch left. The copy back waits for the launch and reports its errors.
+// A result that fails is never timed; one that passes is timed by the lessons' timer, and C
+// is then compared with the checked bits, 1 MiB at a time (no second host copy of C).
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples) {
+  CheckedTiming r;
+  const size_t bytes = got.size() * sizeof(float);
+  CUDA_CHECK(cudaMemset(dC, kPoisonByte, bytes));
+  launch();
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(got.data(), dC, bytes, cudaMemcpyDeviceToHost));
+  if (!(r.passed = judge(static_cast<const std::vector<float>&>(got)))) return r;
+  r.t = timeKernel(launch, warmups, samples);
+  std::vector<float> part(std::min(got.size(), size_t(1) << 18));
+  r.reproduced = true;
+  for (size_t first = 0; first < got.size() && r.reproduced; first += part.size()) {
+    const size_t n = std::min(part.size(), got.size() - first);
+    CUDA_CHECK(cudaMemcpy(part.data(), dC + first, n * sizeof(float), cudaMemcpyDeviceToHost));
+    r.reproduced = std::memcmp(part.data(), got.data() + first, n * sizeof(float)) == 0;
+  }
+  return r;
+}
+
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what) {
+  try {
+    return std::vector<T>(static_cast<size_t>(count));
+  } catch (const std::exception&) {  // std::bad_alloc, or a size past max_size()
+    std::fprintf(stderr, "host allocation failed: %s, %lld bytes\n", what,
+                 count * static_cast<long long>(sizeof(T)));
+    std::exit(EXIT_FAILURE);
+  }
+}
+// end common: gemm_check

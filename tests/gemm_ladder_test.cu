@@ -1,9 +1,10 @@
 // Host-side tests of the final project's gemm_ladder (no GPU needed): the strict command line
 // and its size gates, the generator, the K-scaled tolerance and the check (NaN and infinity
 // fail; the worst element reported with the tolerance applied to it), the 16-byte path taken
-// at given sizes, the ladder's table (every step lists all it changes), and the warp-tile
-// map of steps 5-6: every output of the 128 x 128 tile owned by exactly one thread, and the
-// fragment reads of a warp contiguous (the reason step 5 gives for removing bank conflicts).
+// at given sizes, the ladder's table (each step names its one change), the warp-tile maps
+// of steps 7-10: every output of the 128 x 128 tile owned by exactly one thread, and the
+// fragment reads of a warp contiguous (the reason step 7 gives for removing bank conflicts),
+// and step 10's split of K: fixed by the sizes, covering K once, in whole panels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -78,8 +79,12 @@ TEST(GemmLadderDevice, GridsAndMemoryAreCheckedAgainstTheDevicesLimits) {
   EXPECT_NE(deviceProblem(o, grid, size_t(1) << 40).find("step tiled_16x16 needs a grid of (4, "
                                                           "65536)"), std::string::npos);
   o.m = o.n = o.k = 1024;
-  EXPECT_NE(deviceProblem(o, grid, 1 << 20).find("the reference needs 0.02 GiB"), std::string::npos);
-  EXPECT_EQ(deviceProblem(o, grid, 5u << 23), "") << "4 MiB + 4 MiB + 8 MiB fit in 40 MiB";
+  EXPECT_NE(deviceProblem(o, grid, 1 << 20).find("the reference or the ladder needs 0.03 GiB"),
+            std::string::npos)
+      << "A, B, C and 4 parts of step 10 (28 MiB) outweigh the reference's 16 MiB";
+  EXPECT_EQ(deviceProblem(o, grid, 5u << 23), "") << "28 MiB fit in 40 MiB";
+  o.n = o.m = o.k = 4096;  // no split: the reference's double C decides
+  EXPECT_NE(deviceProblem(o, grid, 1 << 20).find("needs 0.25 GiB"), std::string::npos);
 }
 
 TEST(GemmLadderInputs, TheProjectsGeneratorAFirstThenB) {
@@ -132,43 +137,53 @@ TEST(GemmLadderCheck, KScaledToleranceAndNanAndInfinityFail) {
 TEST(GemmLadderVector, TheSixteenBytePathIsPrintedFromTheSizes) {
   EXPECT_EQ(vectorPaths(1024, 1024),
             "A loads 16-byte (K = 1024 is a multiple of 4), B loads and C stores 16-byte "
-            "(N = 1024 is a multiple of 4); shared-memory fragment reads 16-byte");
+            "(N = 1024 is a multiple of 4); shared-memory fragment reads 16-byte (B from step 5, "
+            "A from step 6)");
   EXPECT_EQ(vectorPaths(1030, 999),
             "A loads 4-byte, four per float4 (K = 999 is not a multiple of 4), B loads and C "
             "stores 4-byte, four per float4 (N = 1030 is not a multiple of 4); shared-memory "
-            "fragment reads 16-byte")
+            "fragment reads 16-byte (B from step 5, A from step 6)")
       << "the odd-size run of the header takes no 16-byte global access";
   EXPECT_NE(vectorPaths(1028, 999).find("B loads and C stores 16-byte"), std::string::npos);
   EXPECT_STREQ(kLadder[kVectorStep].csv_name, "vectorized");
 }
 
-TEST(GemmLadderTable, EveryStepSaysAllItChanges) {
-  // The tile, panel depth and block changes that ride along with a step's main idea.
+TEST(GemmLadderTable, EachStepNamesItsOneChange) {
+  // Where the thread count or tile follows from the step's change, changes says so.
   EXPECT_NE(std::string(kLadder[1].changes).find("64 x 64 block tile"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[1].changes).find("512 threads"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[1].changes).find("panels 8 deep"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[2].changes).find("128 x 128 block tile"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[2].changes).find("256 threads"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[3].changes).find("transposed"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[3].changes).find("padded to 132 floats"), std::string::npos);
-  EXPECT_EQ(kBMPad, 132);
-  EXPECT_NE(std::string(kLadder[4].changes).find("only which outputs"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[5].changes).find("panels 16 deep (8)"), std::string::npos);
-  EXPECT_EQ(kBK6, 2 * kBK);
+  EXPECT_NE(std::string(kLadder[1].changes).find("panels still 16 deep"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[2].changes).find("same 64 x 64 block tile"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[3].changes).find("only the block tile: 128 x 128"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[4].changes).find("A fragment is still read 4 bytes"),
+            std::string::npos);
+  EXPECT_NE(std::string(kLadder[5].changes).find("padded to 132 floats"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[6].changes).find("only which outputs"), std::string::npos);
+  EXPECT_EQ(std::string(kLadder[7].changes).find("deep"), std::string::npos)
+      << "step 8 double-buffers and changes no panel depth";
+  EXPECT_NE(std::string(kLadder[8].changes).find("8 x 16"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[9].changes).find("fewer than 256 blocks"), std::string::npos);
   // The facts those sentences state, from the constants the kernels use.
+  EXPECT_EQ(kBMPad, 132);
+  EXPECT_EQ(kBK, kT1) << "every step's panels are as deep as step 1's tiles";
   EXPECT_EQ(kBM2 * kBN2, 64 * 64);
   EXPECT_EQ(kThreads2, 512);
-  EXPECT_EQ(kBK2, 8);
+  EXPECT_EQ(kBM3, kBM2);
+  EXPECT_EQ(kBN3, kBN2) << "step 3 keeps step 2's tile";
   EXPECT_EQ(kBM * kBN, 128 * 128);
   EXPECT_EQ(kThreads, 256);
-  EXPECT_EQ(kBK, kBK2) << "step 3 keeps step 2's panel depth";
+  EXPECT_EQ(kThreadsWide, 128);
+  EXPECT_EQ(kSplitBlocks, 256);
+  EXPECT_EQ(kSplitMinK, 256);
 }
 
-TEST(GemmLadderTable, SixStepsEachLaunchingWholeTiles) {
-  ASSERT_EQ(kSteps, 6);
-  const std::vector<std::string> names = {"tiled_16x16", "blocktile_1d", "regblock_2d",
-                                          "vectorized",  "warptile",     "double_buffered"};
-  const int outputsPerThread[kSteps] = {1, kTM2, kTM * kTN, kTM * kTN, kTM * kTN, kTM * kTN};
+TEST(GemmLadderTable, TenStepsEachLaunchingWholeTiles) {
+  ASSERT_EQ(kSteps, 10);
+  const std::vector<std::string> names = {"tiled_16x16", "blocktile_1d",   "regblock_2d",
+                                          "tile_128",    "vectorized",     "transposed_a",
+                                          "warptile",    "double_buffered", "wide_microtile",
+                                          "split_k"};
+  const int outputsPerThread[kSteps] = {1,         kTM2,      kTM * kTN, kTM * kTN,     kTM * kTN,
+                                        kTM * kTN, kTM * kTN, kTM * kTN, kTM * kTNWide, kTM * kTNWide};
   for (int s = 0; s < kSteps; ++s) {
     EXPECT_EQ(kLadder[s].csv_name, names[size_t(s)]);
     EXPECT_EQ(kLadder[s].threads * outputsPerThread[s], kLadder[s].tile_m * kLadder[s].tile_n)
@@ -177,26 +192,72 @@ TEST(GemmLadderTable, SixStepsEachLaunchingWholeTiles) {
     EXPECT_NE(kLadder[s].changes, nullptr);
   }
   EXPECT_STREQ(kLadder[kExerciseStep].csv_name, "regblock_2d") << "the exercise is step 3";
-  EXPECT_LE(2 * (kBK6 * kBMPad + kBK6 * kBN) * 4, 48 * 1024) << "no opt-in needed anywhere";
+  EXPECT_NE(kLadder[kExerciseStep].kernel, kLadder[kExerciseStep + 1].kernel)
+      << "steps 3 and 4: two instances of one template";
+  EXPECT_STREQ(kLadder[kSplitStep].csv_name, "split_k");
+  EXPECT_LE(2 * (kBK * kBMPad + kBK * kBN) * 4, 48 * 1024) << "no opt-in needed anywhere";
 }
 
-TEST(GemmLadderWarpTile, EveryOutputOfTheBlockTileHasExactlyOneThread) {
+TEST(GemmLadderSplit, TheSplitFollowsFromTheSizesAlone) {
+  EXPECT_EQ(splitCount(1024, 1024, 1024), 4) << "64 tiles: 256 blocks in 4 parts of 256";
+  EXPECT_EQ(splitCount(2048, 2048, 2048), 1) << "256 tiles fill the grid already";
+  EXPECT_EQ(splitCount(4096, 4096, 4096), 1);
+  EXPECT_EQ(splitCount(8192, 8192, 8192), 1);
+  EXPECT_EQ(splitCount(1000, 1030, 999), 2) << "72 tiles; 4 parts would be under 256 k";
+  EXPECT_EQ(splitCount(200, 150, 600), 2) << "the Sanitize: run splits, so it is checked";
+  EXPECT_EQ(splitCount(200, 150, 37), 1);
+  EXPECT_EQ(splitCount(1, 1, 1 << 20), kMaxSplits);
+  EXPECT_EQ(splitCount(0, 0, 1 << 20), kMaxSplits) << "no tiles: no division by them";
+  EXPECT_EQ(splitText(1024, 1024, 1024),
+            "K = 1024 in 4 parts of 256 k (the last 256), 64 tiles x 4 = 256 blocks; the parts "
+            "added in ascending order");
+  EXPECT_EQ(splitText(4096, 4096, 4096),
+            "none, K = 4096 in one part (1024 tiles of 128 x 128, at least 256 blocks)");
+  EXPECT_EQ(splitText(200, 150, 37),
+            "none, K = 37 in one part (4 tiles of 128 x 128, and halving K would leave under "
+            "256 k a part)");
+  // Every split covers K once, in whole panels but the last, and no part is empty.
+  for (long long m : {1LL, 200LL, 1000LL, 1024LL})
+    for (long long k : {0LL, 1LL, 37LL, 511LL, 512LL, 600LL, 999LL, 1024LL, 4097LL, 100000LL}) {
+      const int s = splitCount(m, m, k), d = splitDepth(k, s);
+      EXPECT_EQ(d % kBK, 0);
+      EXPECT_GE(1LL * s * d, k) << "m " << m << " k " << k;
+      if (s > 1) {
+        EXPECT_LT(1LL * (s - 1) * d, k) << "the last part is not empty: m " << m << " k " << k;
+        EXPECT_GE(k - 1LL * (s - 1) * d, 1);
+        EXPECT_GE(d, kSplitMinK);
+      }
+    }
+}
+
+// Steps 7-8 (TN = 8, 256 threads, warps of 64 x 32) and 9-10 (TN = 16, 128 threads,
+// warps of 64 x 64): the map of readFragments and storeWarpTile covers the tile once.
+template <int TN>
+void expectEachOutputOnce() {
+  constexpr int threads = kBM * kBN / (kTM * TN), wn = 4 * TN;
   std::vector<int> owner(size_t(kBM * kBN), -1);
-  for (int tid = 0; tid < kThreads; ++tid)
+  for (int tid = 0; tid < threads; ++tid)
     for (int i = 0; i < kTM; ++i)
-      for (int j = 0; j < kTN; ++j) {  // the same map as readFragments and storeWarpTile
-        const int r = warpTileRow0(tid) + (i / 4) * (kWM / 2) + i % 4;
-        const int c = warpTileCol0(tid) + (j / 4) * (kWN / 2) + j % 4;
+      for (int j = 0; j < TN; ++j) {  // the same map as readFragments and storeWarpTile
+        const int r = warpTileRow0<wn>(tid) + (i / 4) * (kWM / 2) + i % 4;
+        const int c = warpTileCol0<wn>(tid) + (j / 4) * kLaneSpan + j % 4;
         ASSERT_TRUE(r >= 0 && r < kBM && c >= 0 && c < kBN) << tid;
         EXPECT_EQ(owner[size_t(r * kBN + c)], -1) << "row " << r << ", col " << c;
         owner[size_t(r * kBN + c)] = tid;
       }
-  for (int tid = 0; tid < kThreads; ++tid) {  // each warp's outputs are its 64 x 32 tile
+  for (int tid = 0; tid < threads; ++tid) {  // each warp's outputs are its 64 x wn tile
     const int warp = tid / 32;
-    const int r = warpTileRow0(tid), c = warpTileCol0(tid);
-    EXPECT_EQ(r / kWM, warp / (kBN / kWN));
-    EXPECT_EQ(c / kWN, warp % (kBN / kWN));
+    const int r = warpTileRow0<wn>(tid), c = warpTileCol0<wn>(tid);
+    EXPECT_EQ(r / kWM, warp / (kBN / wn));
+    EXPECT_EQ(c / wn, warp % (kBN / wn));
   }
+}
+
+TEST(GemmLadderWarpTile, EveryOutputOfTheBlockTileHasExactlyOneThread) {
+  expectEachOutputOnce<kTN>();
+  expectEachOutputOnce<kTNWide>();
+  EXPECT_EQ(kWNWide, 64);
+  EXPECT_EQ(kWN, 32);
 }
 
 // The distinct 16-byte chunks a warp reads at one k, as byte offsets in the panel row.
@@ -209,14 +270,14 @@ std::set<int> chunks(int first, int warp, int (*start)(int)) {
 TEST(GemmLadderWarpTile, AWarpsFragmentReadsAreContiguousSoNoBankConflicts) {
   for (int warp = 0; warp < kThreads / 32; ++warp)
     for (int h = 0; h < 2; ++h) {
-      const std::set<int> a = chunks(h * kWM / 2, warp, warpTileRow0);
-      const std::set<int> b = chunks(h * kWN / 2, warp, warpTileCol0);
+      const std::set<int> a = chunks(h * kWM / 2, warp, warpTileRow0<>);
+      const std::set<int> b = chunks(h * kWN / 2, warp, warpTileCol0<>);
       ASSERT_EQ(a.size(), 8u);  // 8 float4 of A: 128 contiguous bytes, all 32 banks once
       EXPECT_EQ(*a.rbegin() - *a.begin(), 7 * 16);
       ASSERT_EQ(b.size(), 4u);  // 4 float4 of B: 64 contiguous bytes
       EXPECT_EQ(*b.rbegin() - *b.begin(), 3 * 16);
     }
-  // Step 4's map (thread t owns columns (t % 16) * 8 ..): 16 float4 of B 32 bytes apart, so
+  // Step 6's map (thread t owns columns (t % 16) * 8 ..): 16 float4 of B 32 bytes apart, so
   // chunks 4 apart share their banks.
   std::set<int> b4;
   for (int lane = 0; lane < 32; ++lane) b4.insert(32 * (lane % 16));

@@ -72,8 +72,8 @@ TEST(ProjectTemplateCli, DefaultsLastOccurrenceWinsAndRanges) {
   EXPECT_EQ(d.tile, 16);
   EXPECT_EQ(d.bs, 256);
   EXPECT_EQ(d.iters, 20);
-  EXPECT_EQ(d.rtol, 1e-3);
-  EXPECT_EQ(d.atol, 1e-3);
+  EXPECT_LT(d.rtol, 0.0) << "no -rtol: the K-scaled default";
+  EXPECT_LT(d.atol, 0.0) << "no -atol: rtol * max|ref|";
   const Options o = parse({"-m", "5", "-m", "7", "-k", "0", "-tile", "64", "-bs", "1024",
                            "-iters", "1", "-rtol", "0", "-atol", "1"});
   EXPECT_EQ(o.m, 7);
@@ -103,7 +103,8 @@ TEST(ProjectTemplateCliDeathTest, BadCommandLinesExit2WithOneNamedLineThenUsage)
               "^error: -bs must be a multiple of -tile \\(16\\), got 100\n");
   EXPECT_EXIT(parse({"-x"}), usage, "^error: unknown option \"-x\"");
   EXPECT_EXIT(parse({"-m", "20000", "-n", "20000", "-k", "20000"}), usage,
-              "^error: -m, -n, -k: the host buffers would need 8.94 GiB");
+              "^error: -m, -n, -k: the host buffers would need 7.45 GiB \\(A, B, C and the double "
+              "reference\\)");
 }
 
 TEST(ProjectTemplateCliDeathTest, AFailedWriteToStdoutExits1WithOneLine) {
@@ -136,12 +137,13 @@ TEST(ProjectTemplateCli, UsageStatesTheRangesTheParserUses) {
   EXPECT_NE(u.find("an integer in [1, 64]"), std::string::npos) << u;
   EXPECT_NE(u.find("an integer in [1, 1024] and a multiple"), std::string::npos) << u;
   EXPECT_NE(u.find("an integer in [1, 10000] (default 20)"), std::string::npos) << u;
-  EXPECT_NE(u.find("decimal numbers in [0, 1] (default 0.001 each)"), std::string::npos) << u;
+  EXPECT_NE(u.find("decimal numbers in [0, 1]; an element passes"), std::string::npos) << u;
+  EXPECT_NE(u.find("(default R = max(1e-5,\n"), std::string::npos) << u;
 }
 
 TEST(ProjectTemplateGates, HostMemoryBoundCountsEveryHostBuffer) {
   Options o;
-  EXPECT_EQ(hostBytes(o), 4LL * (2 << 20) + 16LL * (1 << 20));  // 24 MiB at 1024^3
+  EXPECT_EQ(hostBytes(o), 4LL * (2 << 20) + 12LL * (1 << 20));  // 20 MiB at 1024^3
   o.m = o.n = o.k = 20000;
   EXPECT_GT(hostBytes(o), kMaxHostBytes);
   o.m = o.n = o.k = 8192;
@@ -211,12 +213,76 @@ TEST(ProjectTemplateCheck, NaNInfinityAndThePoisonFail) {
   const float inf = std::numeric_limits<float>::infinity();
   for (float bad : {poison, nan, inf, -inf}) {
     const float got[3] = {1.0f, bad, 0.0f};
-    const CheckResult r = checkGemm(got, ref, 3, 1e-3, 1e-3);
+    const GemmCheck r = checkElements(got, ref, 3, Tolerance{1e-3, 1e-3});
     EXPECT_EQ(r.failures, 1);
+    EXPECT_EQ(r.first_bad, 1);
     EXPECT_EQ(r.worst, 1);
     EXPECT_FALSE(std::isfinite(r.worst_score));
-    EXPECT_EQ(r.max_abs_err, 0.0) << "only finite errors count";
+    EXPECT_FALSE(std::isfinite(r.max_abs_err)) << "a NaN or an infinity stays visible";
+    EXPECT_FALSE(r.pass());
   }
+  const float good[3] = {1.0f, -2.0f, 0.0f};
+  EXPECT_TRUE(checkElements(good, ref, 3, Tolerance{0.0, 0.0}).pass());
+  EXPECT_FALSE(GemmCheck().pass()) << "nothing checked is no pass";
+}
+
+TEST(ProjectTemplateCheck, AFirstNanStaysWorstAndTheFirstFailureIsNamed) {
+  const double ref[4] = {1.0, 2.0, 3.0, 4.0};
+  const float got[4] = {1.5f, std::numeric_limits<float>::quiet_NaN(), 30.0f, 4.0f};
+  const GemmCheck r = checkElements(got, ref, 4, Tolerance{0.0, 0.25});
+  EXPECT_EQ(r.failures, 3);
+  EXPECT_EQ(r.first_bad, 0);
+  EXPECT_EQ(r.first_got, 1.5);
+  EXPECT_EQ(r.first_tol, 0.25);
+  EXPECT_EQ(r.worst, 1) << "a larger finite error after a NaN does not hide it";
+  EXPECT_TRUE(std::isnan(r.max_abs_err));
+  EXPECT_EQ(r.describe("tiled", 2), "tiled: 3 of 4 elements outside the tolerance, the first at "
+                                    "(0, 0): got 1.5, ref 1");
+}
+
+TEST(ProjectTemplateCheck, TheToleranceIsKScaledUnlessTheCommandLineGivesOne) {
+  EXPECT_EQ(rtolForK(0), 1e-5);
+  EXPECT_EQ(rtolForK(100), 1e-5) << "below K = 412 the floor holds";
+  EXPECT_EQ(rtolForK(1024), 4.0 * 32.0 * std::ldexp(1.0, -23));
+  const Tolerance k = gemmTolerance(1024, 10.0);
+  EXPECT_EQ(k.rtol, rtolForK(1024));
+  EXPECT_EQ(k.atol, 10.0 * rtolForK(1024));
+  const Tolerance r = gemmTolerance(1024, 10.0, 1e-3);
+  EXPECT_EQ(r.rtol, 1e-3);
+  EXPECT_EQ(r.atol, 1e-2) << "atol defaults to rtol * max|ref| with the rtol given";
+  const Tolerance both = gemmTolerance(1024, 10.0, 0.0, 0.5);
+  EXPECT_EQ(both.rtol, 0.0);
+  EXPECT_EQ(both.atol, 0.5);
+  const double ref[3] = {-3.0, 2.0, 0.5};
+  EXPECT_EQ(maxAbs(ref, 3), 3.0);
+  EXPECT_EQ(maxAbs(ref, 0), 0.0);
+}
+
+TEST(ProjectTemplateCheck, TheCheckLineSaysWhereEachToleranceCameFrom) {
+  const double ref[2] = {1.0, -2.0};
+  const float got[2] = {1.0f, -2.0f};
+  Options o;
+  o.m = 1, o.n = 2;
+  const auto line = [&](const Options& opt) {
+    const Tolerance tol = gemmTolerance(1024, maxAbs(ref, 2), opt.rtol, opt.atol);
+    ::testing::internal::CaptureStdout();
+    printCheck(checkElements(got, ref, 2, tol), opt, tol);
+    const std::string out = ::testing::internal::GetCapturedStdout();
+    return out.substr(0, out.find('\n'));
+  };
+  EXPECT_EQ(line(o), "Check: PASS, all 2 elements within |got - ref| <= atol + rtol*|ref| (rtol "
+                     "1.526e-05: max(1e-5, 4 * 2^-23 * sqrt(K)), atol 3.052e-05: rtol * max|ref|)");
+  o.rtol = 1e-3;
+  EXPECT_EQ(line(o), "Check: PASS, all 2 elements within |got - ref| <= atol + rtol*|ref| (rtol "
+                     "1.000e-03: -rtol, atol 2.000e-03: rtol * max|ref|)");
+  o.atol = 0.0;
+  EXPECT_EQ(line(o), "Check: PASS, all 2 elements within |got - ref| <= atol + rtol*|ref| (rtol "
+                     "1.000e-03: -rtol, atol 0.000e+00: -atol)");
+}
+
+TEST(ProjectTemplateCheckDeathTest, AFailedHostAllocationIsOneLineAndExit1) {
+  EXPECT_EXIT(hostVector<float>(1LL << 60, "C"), ::testing::ExitedWithCode(1),
+              "^host allocation failed: C, 4611686018427387904 bytes\n$");
 }
 
 TEST(ProjectTemplateCheck, WorstScoreIsErrorOverToleranceNotOverRef) {
@@ -226,9 +292,11 @@ TEST(ProjectTemplateCheck, WorstScoreIsErrorOverToleranceNotOverRef) {
   const double tiny = std::ldexp(1.0, -20), e0 = std::ldexp(1.0, -14), e1 = std::ldexp(1.0, -11);
   const double ref[2] = {tiny, 0.125};
   const float got[2] = {static_cast<float>(tiny + e0), static_cast<float>(0.125 + e1)};
-  const CheckResult r = checkGemm(got, ref, 2, 1e-3, 1e-3);
+  const GemmCheck r = checkElements(got, ref, 2, Tolerance{1e-3, 1e-3});
   EXPECT_EQ(r.failures, 0);
   EXPECT_EQ(r.worst, 1);
+  EXPECT_EQ(r.worst_diff, e1);
+  EXPECT_EQ(r.worst_tol, 1e-3 + 1e-3 * 0.125);
   EXPECT_EQ(r.worst_score, e1 / (1e-3 + 1e-3 * 0.125));
   EXPECT_EQ(r.max_abs_err, e1);
 }
@@ -236,13 +304,13 @@ TEST(ProjectTemplateCheck, WorstScoreIsErrorOverToleranceNotOverRef) {
 TEST(ProjectTemplateCheck, BoundaryAndZeroTolerance) {
   const double ref[1] = {0.0};
   const float atLimit[1] = {0.5f};
-  EXPECT_EQ(checkGemm(atLimit, ref, 1, 0.0, 0.5).failures, 0) << "d == t passes";
-  EXPECT_EQ(checkGemm(atLimit, ref, 1, 0.0, 0.25).failures, 1);
+  EXPECT_EQ(checkElements(atLimit, ref, 1, Tolerance{0.0, 0.5}).failures, 0) << "d == t passes";
+  EXPECT_EQ(checkElements(atLimit, ref, 1, Tolerance{0.0, 0.25}).failures, 1);
   const float exact[1] = {0.0f};
-  const CheckResult r = checkGemm(exact, ref, 1, 0.0, 0.0);
+  const GemmCheck r = checkElements(exact, ref, 1, Tolerance{0.0, 0.0});
   EXPECT_EQ(r.failures, 0);
   EXPECT_EQ(r.worst_score, 0.0) << "0 / 0 is a perfect score, not NaN";
-  const CheckResult off = checkGemm(atLimit, ref, 1, 0.0, 0.0);
+  const GemmCheck off = checkElements(atLimit, ref, 1, Tolerance{0.0, 0.0});
   EXPECT_EQ(off.failures, 1);
   EXPECT_FALSE(std::isfinite(off.worst_score));
 }
@@ -284,6 +352,15 @@ TEST(ProjectTemplateInputs, GeneratorMatchesTheSpec) {
     EXPECT_GE(v, -1.0f);
     EXPECT_LT(v, 1.0f);
   }
+  Lcg g{12345u};  // the other mapping the course uses, u - 0.5 (sweep, report_data)
+  std::vector<float> x(2);
+  g.fill(x, 1.0f, -0.5f);
+  s = 12345u;
+  for (float v : x) {
+    s = 1664525u * s + 1013904223u;
+    EXPECT_EQ(v, static_cast<float>(s >> 8) / 16777216.0f - 0.5f);
+  }
+  EXPECT_EQ(g.s, s) << "a fill continues the state: B follows A";
 }
 
 TEST(ProjectTemplateTilingGate, FiresOnAKernelWithoutRoomForItsPanels) {

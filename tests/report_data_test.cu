@@ -102,13 +102,13 @@ TEST(ReportDataBytes, ModelsAndIntensities) {
 TEST(ReportDataCheck, KScaledToleranceAndNan) {
   EXPECT_DOUBLE_EQ(rtolForK(128), 1e-5);
   EXPECT_DOUBLE_EQ(rtolForK(2048), 4.0 * std::ldexp(1.0, -23) * std::sqrt(2048.0));
-  CheckStats s;
-  s.add(0, 2.0, 2.0, 1e-4, 1e-5);
-  s.add(1, std::numeric_limits<double>::quiet_NaN(), 2.0, 1e-4, 1e-5);
+  GemmCheck s;
+  s.add(0, 2.0, 2.0, Tolerance{1e-5, 1e-4});
+  s.add(1, std::numeric_limits<double>::quiet_NaN(), 2.0, Tolerance{1e-5, 1e-4});
   EXPECT_FALSE(s.pass());
   EXPECT_EQ(s.first_bad, 1);
   EXPECT_TRUE(std::isnan(s.max_abs_err));
-  EXPECT_FALSE(CheckStats().pass()) << "nothing checked is no pass";
+  EXPECT_FALSE(GemmCheck().pass()) << "nothing checked is no pass";
   EXPECT_STREQ(kVerdictNames[int(Verdict::kUnverified)], "UNVERIFIED");
 }
 
@@ -246,7 +246,7 @@ TEST(ReportDataCsv, EveryRowHasTheHeadersCellsAndItsTolerances) {
   };
   Scan s;
   s.rtol = 1e-5, s.atol = 2.5e-6;
-  s.ref.add(0, 1.0, 1.0, s.atol, s.rtol);
+  s.ref.add(0, 1.0, 1.0, Tolerance{s.rtol, s.atol});
   const TimingStats naive{2.0, 1.9, 2.1, 2.0, 3}, tiled{1.0, 0.9, 1.1, 1.0, 3};
   std::vector<std::string> r = row(Kernel::kNaive, 2048, s, &naive, 0.0);
   ASSERT_EQ(r.size(), header.size());
@@ -256,7 +256,7 @@ TEST(ReportDataCsv, EveryRowHasTheHeadersCellsAndItsTolerances) {
   EXPECT_EQ(at(r, "speedup"), "") << "tiled rows only";
   EXPECT_EQ(at(r, "smem_loads_per_fma"), "0");
   EXPECT_EQ(at(r, "limited_by"), "FP32");
-  s.xcheck.add(0, 1.0, 1.0, 3e-6, s.rtol);
+  s.xcheck.add(0, 1.0, 1.0, Tolerance{s.rtol, 3e-6});
   s.xcheck_atol = 3e-6;
   r = row(Kernel::kTiled, 2048, s, &tiled, naive.median_ms);
   ASSERT_EQ(r.size(), header.size());

@@ -68,7 +68,8 @@ TEST(SweepCliDeathTest, WorkCapsRefuseMinutesOfWork) {
   EXPECT_EXIT(parse({"-m", "30000", "-n", "30000", "-k", "1", "-iters", "1"}), usage,
               "^error: -m, -n: the sweep would check 2.43e\\+10 elements on the CPU");
   EXPECT_EXIT(parse({"-m", "16777216", "-n", "1", "-k", "64", "-iters", "1"}), usage,
-              "^error: -m, -n, -k: the host buffers would need 4.25 GiB");
+              "^error: -m, -n, -k: the host buffers would need 4.19 GiB \\(A, B, the double "
+              "reference and C\\)");
 }
 
 TEST(SweepCli, EveryRecordedRunInsideTheCapsParses) {
@@ -129,25 +130,27 @@ TEST(SweepCheck, NanInfinityAndStaleZerosFail) {
   const double rtol = rtolForK(1024), atol = rtol * 10.0;
   EXPECT_DOUBLE_EQ(rtol, 4.0 * std::ldexp(1.0, -23) * 32.0);
   EXPECT_DOUBLE_EQ(rtolForK(70), 1e-5) << "small K: the table's base rtol";
-  CheckStats ok;
-  ok.add(0, 1.0, 1.0 + 1e-5, atol, rtol);
+  const Tolerance tol{rtol, atol};
+  EXPECT_EQ(gemmTolerance(1024, 10.0).atol, atol) << "the sweep's tolerance: atol = rtol * max|ref|";
+  GemmCheck ok;
+  ok.add(0, 1.0, 1.0 + 1e-5, tol);
   EXPECT_TRUE(ok.pass());
-  EXPECT_LT(ok.err_frac, 1.0);
-  CheckStats nan;
-  nan.add(0, 1.0, 1.0, atol, rtol);
-  nan.add(1, std::numeric_limits<double>::quiet_NaN(), 1.0, atol, rtol);
-  nan.add(2, 1.0, 1.0, atol, rtol);
+  EXPECT_LT(ok.worst_score, 1.0);
+  GemmCheck nan;
+  nan.add(0, 1.0, 1.0, tol);
+  nan.add(1, std::numeric_limits<double>::quiet_NaN(), 1.0, tol);
+  nan.add(2, 1.0, 1.0, tol);
   EXPECT_FALSE(nan.pass());
   EXPECT_EQ(nan.first_bad, 1);
-  EXPECT_TRUE(std::isnan(nan.err_frac)) << "a NaN error stays visible";
-  CheckStats inf;
-  inf.add(0, HUGE_VAL, 1.0, atol, rtol);
+  EXPECT_TRUE(std::isnan(nan.worst_score)) << "a NaN error stays visible";
+  GemmCheck inf;
+  inf.add(0, HUGE_VAL, 1.0, tol);
   EXPECT_FALSE(inf.pass());
-  CheckStats zero;  // a row the starter's stand-in never computed
-  zero.add(5, 0.0, 2.5, atol, rtol);
+  GemmCheck zero;  // a row the starter's stand-in never computed
+  zero.add(5, 0.0, 2.5, tol);
   EXPECT_FALSE(zero.pass());
   EXPECT_EQ(zero.first_bad, 5);
-  CheckStats none;
+  GemmCheck none;
   EXPECT_FALSE(none.pass()) << "nothing checked is not a pass";
 }
 
