@@ -62,30 +62,25 @@ if [ "$NCU" = 1 ]; then
     timeout 200 ncu --clock-control none -k regex:'^(gemm|reduce)' --launch-skip 0 --metrics $M --csv ./gl90 -n $n -iters 1 > $R/ncu_n$n.csv 2> $R/ncu_n$n.err
     echo "rc=$?" >> $R/ncu_n$n.err
   done
+  for k in gemmDoubleBuffered gemmWideMicroTile; do  # stall reasons, one launch each
+    timeout 120 ncu --clock-control none -k $k -c 1 --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis ./gl90 -n 4096 -iters 1 > $R/ncu_sections_$k.txt 2>&1
+  done
 fi
+# Instruction mix per kernel from the SASS (cuobjdump is on the device image).
+cuobjdump -sass gl90 > sass.txt 2>/dev/null && python3 - sass.txt > $R/sass_mix.txt <<'PY'
+import re, sys, collections
+fn, mix = None, collections.defaultdict(collections.Counter)
+for line in open(sys.argv[1]):
+    m = re.search(r"Function : (\S+)", line)
+    if m: fn = m.group(1); continue
+    m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)(\.[A-Z0-9_.]+)?", line)
+    if fn and m: mix[fn][m.group(2) + (m.group(3) or "")] += 1
+for fn, c in mix.items():
+    if "gemm" in fn: print(fn, sum(c.values()), dict(c.most_common(14)))
+PY
 cd $R && tar czf $OUT/gemm_ladder.tgz . && cd $W
 # Summary: median ratio per step and size (lesson median of rounds / cuBLAS median of rounds).
-python3 - "$R" "$SIZES" > $OUT/summary.txt <<'PY'
-import csv, glob, statistics, sys, os
-R, sizes = sys.argv[1], sys.argv[2].split()
-for n in sizes:
-    cub = []
-    for f in sorted(glob.glob(f"{R}/cublas_n{n}_r*.csv")):
-        rows = [r for r in csv.reader(open(f)) if r and r[0] == "cublas_sgemm"]
-        if rows: cub.append(float(rows[0][3]))
-    steps = {}
-    for f in sorted(glob.glob(f"{R}/lesson_n{n}_r*.csv")):
-        for r in csv.DictReader(open(f)):
-            if r["gflops"]: steps.setdefault(r["kernel"], []).append(float(r["gflops"]))
-    cm = statistics.median(cub) if cub else float("nan")
-    print(f"n={n} cublas GFLOP/s median {cm:.0f} of {cub}")
-    for k, v in steps.items():
-        print(f"  {k:16s} {statistics.median(v):9.0f}  ratio {statistics.median(v)/cm:.3f}  spread {min(v):.0f}-{max(v):.0f}")
-    for f in sorted(glob.glob(f"{R}/v_*_n{n}.csv")):
-        for r in csv.DictReader(open(f)):
-            if r["kernel"] in ("tile_128", "double_buffered", "split_k", "warptile") and r["gflops"]:
-                print(f"  variant {os.path.basename(f)[2:-4]:24s} {r['kernel']:16s} {float(r['gflops']):9.0f} ratio {float(r['gflops'])/cm:.3f}")
-PY
+python3 "$root/scripts/bench/gemm_ladder_summary.py" "$R" "$SIZES" > $OUT/summary.txt
 cat $OUT/summary.txt
 for f in $R/run_default.txt $R/run_4096.txt $R/run_odd.txt $R/san_memcheck.txt $R/san_racecheck.txt $R/sm75_compare.txt $R/repeat_compare.txt; do echo "== $f"; tail -3 $f; done
 grep -h "GATE\|FAIL" $R/*.err $R/run_*.txt | head

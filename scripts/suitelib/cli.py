@@ -69,6 +69,8 @@ def _other_parsers(sub):
     p.add_argument("name", help="snippet name")
     p = _add(sub, "ce-link", cmd_ce_link)
     p.add_argument("name", help="lesson name, starter/NAME, or a path in the tree")
+    p.add_argument("--args", default=None, help="the program's arguments, put in the executor's "
+                   "Execution arguments field (default: none)")
     _add(sub, "sync", cmd_sync)
     p = _add(sub, "exercise", cmd_exercise)
     p.add_argument("action", choices=["start", "check"])

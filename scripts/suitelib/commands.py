@@ -210,7 +210,7 @@ def cmd_snippet(args):
 
 def cmd_ce_link(args):
     """Print a Compiler Explorer link that opens a lesson (or starter) and runs it on a T4."""
-    print(docs.ce_link(resolve_source(args.root, args.name).text))
+    print(docs.ce_link(resolve_source(args.root, args.name).text, args.args))
     return EXIT_OK
 
 

@@ -25,7 +25,6 @@ from pathlib import Path
 
 from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, EXIT_SKIP, SuiteError, UsageError, read_text
 from . import catalogue, running
-from .celink import ce_link
 from .model import find_lesson_run, lesson
 from .transcripts import compare, parse_transcript, read_pasted
 
@@ -373,7 +372,7 @@ def ce_feasible(entries, run):
         f"{k} {figures[k]}" for k in BUDGET) + ")"
 
 
-def unjudged(root, name, done, exercise_text):
+def unjudged(root, name, done):
     """Lines naming every recorded run other than `done` and how to produce its pane."""
     entries = load_budget_record(root)
     lines = []
@@ -386,9 +385,8 @@ def unjudged(root, name, done, exercise_text):
         if fits is False:
             lines.append(f"    judge it on a machine with a GPU: scripts/suite.py exercise check {name}")
             continue
-        link = ce_link(exercise_text, args)
-        lines.append(f"    open (your exercises/{name}.cu as it is now, with these arguments in the executor's "
-                     f"Execution arguments field): {link}")
+        lines.append(f"    open: scripts/suite.py ce-link exercises/{name}.cu --args {shlex.quote(args)}  (a link "
+                     f"that opens your file with these arguments in the executor)")
         lines.append(f"    then: scripts/suite.py exercise check {name} --pane FILE --args {shlex.quote(args)}")
     return lines
 
@@ -425,12 +423,13 @@ def check_pane(root, name, pane, args_text, gpu):
     if speed is not None:
         lines.append(f"speed: not judged from a pasted pane (speed is the point of '{speed.region}': "
                      f"scripts/suite.py exercise check {name} on a machine with a GPU judges it)")
-    path = Path(root) / "exercises" / (name + ".cu")
-    text = read_text(path, "exercise") if path.is_file() else lesson(root, name, starter=True).text
-    rest = unjudged(root, name, run, text)
+    rest = unjudged(root, name, run)
     if rest:
         lines += ["", f"Not judged by this pane: {len(runs) - 1} of the {len(runs)} recorded runs (the exercise "
                       f"passes only when every run does; one pane per run):"] + rest
+        if cmp.ok:
+            lines += ["", f"Verdict: this pane's run passed; the exercise is done when the other "
+                          f"{len(runs) - 1} pass too."]
     else:
         lines.append("This is the lesson's only recorded run.")
     print("\n".join(lines))

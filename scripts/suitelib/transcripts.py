@@ -311,8 +311,9 @@ def compare(expected, result, label, device=None, drop=()):
             cmp.problems.append(_stream_problem(stream, want, got, label, want_numbers, got_numbers, origin))
     if not device and cmp.device_lines:
         plural = "s" if cmp.device_lines != 1 else ""
-        cmp.notes.append(f"{cmp.device_lines} device-fact line{plural} not compared: recorded on "
-                         f"{recorded or 'an unnamed GPU'}, this is {this or 'an output that names no GPU'}")
+        why = (f"recorded on {recorded or 'an unnamed GPU'}, this is {this or 'an output that names no GPU'}"
+               if this != recorded or this is None else "this judgement compares results only")
+        cmp.notes.append(f"{cmp.device_lines} device-fact line{plural} not compared: {why}")
     return cmp
 
 

@@ -15,6 +15,13 @@ T4_OUT = "GPU: Tesla T4 (compute capability 7.5)\n[device] 40 SMs, 4 MiB L2\nans
 
 
 class TestCommandLine(Scratch):
+
+    def test_ce_link_carries_the_run_arguments(self):
+        status, plain, _ = self.main("ce-link", "demo")
+        status2, with_args, _ = self.main("ce-link", "demo", "--args", "--twice")
+        self.assertEqual((status, status2), (EXIT_OK, EXIT_OK))
+        self.assertTrue(with_args.startswith("https://godbolt.org/#z:"))
+        self.assertNotEqual(plain, with_args)
     def test_no_subcommand_is_usage(self):
         self.assertEqual(self.main()[0], EXIT_USAGE)
 
