@@ -1,28 +1,27 @@
 // SPDX-License-Identifier: MIT
 // Final project - gemm_ladder: from 16x16 tiles to cuBLAS-class FP32, one kernel a step.
 //
-// One FP32 GEMM, C = A * B (row-major), runs through six kernels. Each step is
-// named by its main idea, and its "changes:" line lists everything it changes
-// from the step before: 2 computes 8 outputs a thread down a column, and also
-// moves to a 64 x 64 block tile, 8-deep panels and 512 threads; 3 computes an
-// 8 x 8 micro-tile a thread from register fragments, and also moves to a
-// 128 x 128 tile and 256 threads; 4 moves 16 bytes an instruction (in global
-// memory only where the sizes allow; it prints where) and for that stores the
-// A panel transposed and padded; 5 changes only which outputs a thread owns
-// (warp tiles); 6 double-buffers panels and fragments, and also makes the
-// panels 16 deep. So the speed-ups of steps 2, 3, 4 and 6 belong to their
-// bundles, not to the idea that names them. Every step is checked before it is
-// timed (output poisoned with NaN, every element against a double reference,
-// the tolerance scaled with K and printed with the worst error), then timed,
-// and placed against the FP32 peak this program measures. Sizes that are not
-// multiples of the tiles are handled.
+// One FP32 GEMM, C = A * B (row-major), runs through ten steps, and each step
+// changes one thing from the step before (its "changes:" line names it): 2
+// computes 8 outputs a thread down a column; 3 an 8 x 8 micro-tile a thread from
+// register fragments, on the same 64 x 64 block tile; 4 runs that kernel on a
+// 128 x 128 tile; 5 moves 16 bytes a global load or store (where the sizes
+// allow; it prints where); 6 stores the A panel transposed, so a thread's A
+// values at one k sit side by side; 7 changes only which outputs a thread owns
+// (warp tiles); 8 double-buffers panels and fragments; 9 widens the micro-tile
+// to 8 x 16; 10 splits K where the grid is too small to fill the GPU (the sizes
+// decide, and it prints how). Every step is
+// checked before it is timed (output poisoned with NaN, every element against a
+// double reference, the tolerance scaled with K and printed with the worst
+// error), then timed, and placed against the FP32 peak this program measures.
+// Sizes that are not multiples of the tiles are handled.
 // A separate program (anchors/cublas_sgemm.cu) times cuBLAS on the same inputs.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -lineinfo -o gemm_ladder gemm_ladder.cu
 // Run:   ./gemm_ladder
 // Run:   ./gemm_ladder -n 4096
 // Run:   ./gemm_ladder -m 1000 -n 1030 -k 999
-// Sanitize: ./gemm_ladder -m 200 -n 150 -k 37 -iters 1
+// Sanitize: ./gemm_ladder -m 200 -n 150 -k 600 -iters 1
 //
 // sm_75 is the course's T4 (and Compiler Explorer's card); a newer GPU runs the
 // PTX it embeds. ./gemm_ladder -h lists the options.
@@ -120,34 +119,42 @@ double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x b
 // end common: ceilings_decl
 
 // =============================================================================
-// The ladder: six kernels, each named by the idea it adds
+// The ladder: nine kernels, each adding one idea to the step before
 // =============================================================================
 // Every kernel computes C (M x N) = A (M x K) * B (K x N), row-major, any sizes:
 // panel loads outside A or B read zero, stores outside C are skipped. Every
-// output is one fmaf chain in ascending k, started at 0.0f, in every step: the
+// output is one fmaf chain in ascending k, started at 0.0f, in steps 1-9: those
 // steps change where the data lives and who computes what, not the arithmetic.
+// Step 10, where it splits K, adds a few such chains in a fixed order.
 constexpr int kT1 = 16;                        // step 1: 16 x 16 tiles, 256 threads
-constexpr int kBM2 = 64, kBN2 = 64, kBK2 = 8;  // step 2: 64 x 64 block tile
-constexpr int kTM2 = 8;                        // step 2: outputs per thread (a column)
+constexpr int kBK = 16;                        // steps 2-10: k per panel, step 1's tile depth
+constexpr int kBM2 = 64, kBN2 = 64, kTM2 = 8;  // step 2: 64 x 64 block tile, 8 outputs a thread
 constexpr int kThreads2 = kBM2 * kBN2 / kTM2;  // 512
-constexpr int kBM = 128, kBN = 128, kBK = 8;   // steps 3-6: 128 x 128 block tile
-constexpr int kTM = 8, kTN = 8;                // steps 3-6: 8 x 8 micro-tile per thread
+constexpr int kTM = 8, kTN = 8;                // steps 3-8: 8 x 8 micro-tile per thread
+constexpr int kBM3 = 64, kBN3 = 64;            // step 3: step 2's block tile
+constexpr int kBM = 128, kBN = 128;            // steps 4-10: 128 x 128 block tile
 constexpr int kThreads = kBM * kBN / (kTM * kTN);  // 256
-constexpr int kBMPad = kBM + 4;  // transposed A panel row: 4 spare floats spread the
-                                 // transposing stores over all 32 banks
-constexpr int kMinBlocks = 2;      // steps 3-6: at most 128 registers a thread, so that
-                                   // registers leave room for two blocks on an SM
-constexpr int kWM = 64, kWN = 32;  // steps 5-6: the output tile of one warp
-constexpr int kBK6 = 16;           // step 6: k per panel (two panel pairs: 32.5 KiB)
-static_assert(kBM2 * kBK2 == kThreads2 && kBK2 * kBN2 == kThreads2,
-              "step 2 loads one A and one B value per thread per panel");
+constexpr int kBMPad = kBM + 4;  // transposed A panel row (steps 6-10): 4 spare floats keep
+                                 // 16-byte alignment and move each k row 4 banks on
+constexpr int kMinBlocks = 2;      // steps 3-10: registers capped so that two blocks fit an
+                                   // SM (256 threads: 128 a thread; 128 threads: 255)
+constexpr int kWM = 64, kWN = 32;  // steps 7-8: the output tile of one warp
+constexpr int kLaneSpan = 16;      // steps 7-10: 4 lanes x 4 columns, so a lane's blocks of
+                                   // 4 columns sit 16 apart (and its blocks of 4 rows 32 apart)
+constexpr int kTNWide = 16;        // steps 9-10: an 8 x 16 micro-tile per thread,
+constexpr int kThreadsWide = kBM * kBN / (kTM * kTNWide);  // 128 threads,
+constexpr int kWNWide = 4 * kTNWide;                       // a warp a 64 x 64 tile
+static_assert(kBM2 * kBK % kThreads2 == 0 && kBK * kBN2 % kThreads2 == 0,
+              "step 2: every thread loads the same number of A and B values per panel");
 static_assert(kThreads == 256 && kBM * kBK % (4 * kThreads) == 0 && kBK * kBN % (4 * kThreads) == 0,
-              "steps 3-6: 256 threads load whole float4s of each 128 x 8 panel");
+              "steps 5-8: 256 threads load whole float4s of each 128 x 16 panel");
 static_assert((kBM / kWM) * (kBN / kWN) * 32 == kThreads && kWM == 8 * 2 * 4 && kWN == 4 * 2 * 4,
-              "steps 5-6: 8 warps; a warp's 32 lanes (8 x 4) cover its tile with 2 x 2 "
+              "steps 7-8: 8 warps; a warp's 32 lanes (8 x 4) cover its tile with 2 x 2 "
               "blocks of 4 x 4 outputs each, which is the 8 x 8 micro-tile of one thread");
-static_assert(kBK6 % 2 == 0 && 2 * (kBK6 * kBMPad + kBK6 * kBN) * 4 <= 48 * 1024,
-              "step 6: fragments alternate between two register sets (even k per panel), "
+static_assert(kBM * kBK % (4 * kThreadsWide) == 0 && (kBM / kWM) * (kBN / kWNWide) * 32 == kThreadsWide,
+              "steps 9-10: 128 threads load whole float4s; 4 warps of 64 x 64 cover the tile");
+static_assert(kBK % 2 == 0 && 2 * (kBK * kBMPad + kBK * kBN) * 4 <= 48 * 1024,
+              "steps 8-10: fragments alternate between two register sets (even k per panel), "
               "and both panel pairs fit the 48 KiB every GPU gives a block without opt-in");
 
 // snippet: step1
@@ -174,28 +181,32 @@ __global__ void __launch_bounds__(kT1 * kT1)
 // end snippet
 
 // Step 2 - 1-D block tiling: each thread computes 8 outputs down one column, so
-// one B value read from shared memory serves 8 FMAs (step 1: 1). The step also
-// changes the block tile (64 x 64, step 1: 16 x 16), the panel depth (8, was
-// 16) and the threads (512, was 256).
+// one B value read from shared memory serves 8 FMAs (step 1: 1). 512 threads of
+// 8 outputs cover a 64 x 64 block tile; the panels stay 16 deep.
 // launch assumption: 512 threads; grid (ceil(N / 64), ceil(M / 64)).
-// memory: per 8-wide k step a block loads a 64 x 8 panel of A and 8 x 64 of B.
+// memory: per 16-wide k step a block loads a 64 x 16 panel of A and 16 x 64 of
+//   B, two values of each per thread.
 __global__ void __launch_bounds__(kThreads2)
     gemm1DBlocktile(const float* A, const float* B, float* C, int M, int N, int K) {
-  __shared__ float As[kBM2 * kBK2], Bs[kBK2 * kBN2];
+  __shared__ float As[kBM2 * kBK], Bs[kBK * kBN2];
   const int tid = threadIdx.x, rowBase = blockIdx.y * kBM2, colBase = blockIdx.x * kBN2;
   const int tRow = tid / kBN2, tCol = tid % kBN2;  // rows tRow*8 .. +7, column tCol
-  const int aRow = tid / kBK2, aK = tid % kBK2, bK = tid / kBN2, bCol = tid % kBN2;
   float acc[kTM2] = {};
-  for (int k0 = 0; k0 < K; k0 += kBK2) {
-    const int ar = rowBase + aRow, bc = colBase + bCol;
-    As[tid] = (ar < M && k0 + aK < K) ? A[1LL * ar * K + k0 + aK] : 0.0f;
-    Bs[tid] = (k0 + bK < K && bc < N) ? B[1LL * (k0 + bK) * N + bc] : 0.0f;
+  for (int k0 = 0; k0 < K; k0 += kBK) {
+    for (int e = tid; e < kBM2 * kBK; e += kThreads2) {
+      const int ar = rowBase + e / kBK, ak = k0 + e % kBK;
+      As[e] = (ar < M && ak < K) ? A[1LL * ar * K + ak] : 0.0f;
+    }
+    for (int e = tid; e < kBK * kBN2; e += kThreads2) {
+      const int bk = k0 + e / kBN2, bc = colBase + e % kBN2;
+      Bs[e] = (bk < K && bc < N) ? B[1LL * bk * N + bc] : 0.0f;
+    }
     __syncthreads();
 #pragma unroll
-    for (int kk = 0; kk < kBK2; ++kk) {
+    for (int kk = 0; kk < kBK; ++kk) {
       const float b = Bs[kk * kBN2 + tCol];
 #pragma unroll
-      for (int i = 0; i < kTM2; ++i) acc[i] = fmaf(As[(tRow * kTM2 + i) * kBK2 + kk], b, acc[i]);
+      for (int i = 0; i < kTM2; ++i) acc[i] = fmaf(As[(tRow * kTM2 + i) * kBK + kk], b, acc[i]);
     }
     __syncthreads();
   }
@@ -208,30 +219,32 @@ __global__ void __launch_bounds__(kThreads2)
 // Step 3 - 2-D register blocking: each thread computes an 8 x 8 micro-tile. Per
 // k it reads 8 A values and 8 B values from shared memory into registers (its
 // fragments) and does 64 FMAs with them: 4 FMAs per shared-memory read (step 2:
-// 8 per 9). The step also changes the block tile, 128 x 128 with 256 threads
-// (step 2: 64 x 64 with 512), which halves the global loads per FMA: 1/64, from
-// step 2's 1/32 (step 1: 1/8).
-// launch assumption: 256 threads; grid (ceil(N / 128), ceil(M / 128)); thread t
-//   owns rows (t / 16) * 8 .. +7 and columns (t % 16) * 8 .. +7 of the block tile.
-// memory: per 8-wide k step a block loads a 128 x 8 panel of A (as in A, row by
-//   row) and an 8 x 128 panel of B, 4 floats of each per thread; 8 KiB shared.
+// 8 per 9). Step 3 keeps step 2's 64 x 64 block tile (BM = BN = 64), which 64
+// threads of 8 x 8 outputs cover; step 4 runs the same kernel on a larger tile.
+// launch assumption: BM * BN / 64 threads; grid (ceil(N / BN), ceil(M / BM));
+//   thread t owns rows (t / (BN / 8)) * 8 .. +7 and columns (t % (BN / 8)) * 8
+//   .. +7 of the block tile.
+// memory: per 16-wide k step a block loads a BM x 16 panel of A (as in A, row by
+//   row) and a 16 x BN panel of B; (BM + BN) x 16 floats of shared memory.
 // snippet: step3
 // exercise: register-blocking
 // TODO: make this kernel register-blocked, as the comment above describes: the
 // block stages panels of A and B in shared memory, and each thread accumulates
 // its 8 x 8 outputs in registers from fragments of them. Keep the arithmetic of
 // every step (each output one fmaf chain in ascending k, from 0.0f): then your
-// check line prints the lesson's worst error digit for digit. Done when the
-// exercise check named in the header passes at every Run: line, odd sizes
-// included: step 3 PASS, no GATE line on step 3 (it reads the compiled kernel's
-// shared memory and registers), the lesson's result lines, and exit 0.
+// check line prints the lesson's worst error digit for digit. Steps 3 and 4 both
+// run this kernel (64 x 64 and 128 x 128 tiles). Done when the exercise check
+// named in the header passes at every Run: line, odd sizes included: steps 3 and
+// 4 PASS, no GATE line on step 3 (it reads the compiled kernel's shared memory
+// and registers), the lesson's result lines, and exit 0.
 // The stand-in below is right but not register-blocked: each thread keeps its
 // 64 sums in registers but reads every operand straight from global memory,
 // sharing nothing with the other threads of its block.
-__global__ void __launch_bounds__(kThreads)
+template <int BM, int BN>
+__global__ void __launch_bounds__(BM * BN / (kTM * kTN))
     gemm2DRegisterBlocked(const float* A, const float* B, float* C, int M, int N, int K) {
-  const int tid = threadIdx.x, rowBase = blockIdx.y * kBM, colBase = blockIdx.x * kBN;
-  const int tRow = tid / (kBN / kTN), tCol = tid % (kBN / kTN);
+  const int tid = threadIdx.x, rowBase = blockIdx.y * BM, colBase = blockIdx.x * BN;
+  const int tRow = tid / (BN / kTN), tCol = tid % (BN / kTN);
   float acc[kTM][kTN] = {};
   for (int k = 0; k < K; ++k)
     for (int i = 0; i < kTM; ++i)
@@ -248,7 +261,11 @@ __global__ void __launch_bounds__(kThreads)
 // end exercise
 // end snippet
 
-// Steps 4-6 share their panel loads. Four consecutive floats of row r of a
+// Step 4 - the 128 x 128 block tile: step 3's kernel, gemm2DRegisterBlocked<128,
+// 128>, so 256 threads a block. Each value fetched from global memory now serves
+// 128 FMAs (step 3: 64), and there are 4 x fewer blocks.
+
+// Steps 5-10 share their panel loads. Four consecutive floats of row r of a
 // rows x cols matrix from column c (a multiple of 4), zero outside it: one
 // 16-byte load when all four are inside and 16-byte aligned (cols % 4 == 0),
 // else four guarded scalar loads.
@@ -260,43 +277,59 @@ __device__ __forceinline__ float4 load4(const float* p, int r, int c, int rows, 
                      in && c + 2 < cols ? q[2] : 0.0f, in && c + 3 < cols ? q[3] : 0.0f);
 }
 
-// One thread's share of a 128 x BK panel of A and a BK x 128 panel of B.
-template <int BK>
+// One thread's share of a 128 x 16 panel of A and a 16 x 128 panel of B, when
+// T threads load them (256; 128 in steps 9-10).
+template <int T = kThreads>
 struct PanelRegs {
-  float4 a[kBM * BK / 4 / kThreads], b[BK * kBN / 4 / kThreads];
+  float4 a[kBM * kBK / 4 / T], b[kBK * kBN / 4 / T];
 };
 
 // Global -> registers: whole float4s, consecutive threads on consecutive addresses.
-template <int BK>
+template <int T = kThreads>
 __device__ __forceinline__ void fetchPanels(const float* A, const float* B, int M, int N, int K,
-                                            int rowBase, int colBase, int k0, PanelRegs<BK>& p) {
+                                            int rowBase, int colBase, int k0, PanelRegs<T>& p) {
 #pragma unroll
-  for (int i = 0; i < kBM * BK / 4 / kThreads; ++i) {
-    const int e = threadIdx.x + i * kThreads;
-    p.a[i] = load4(A, rowBase + e / (BK / 4), k0 + e % (BK / 4) * 4, M, K);
+  for (int i = 0; i < kBM * kBK / 4 / T; ++i) {
+    const int e = threadIdx.x + i * T;
+    p.a[i] = load4(A, rowBase + e / (kBK / 4), k0 + e % (kBK / 4) * 4, M, K);
   }
 #pragma unroll
-  for (int i = 0; i < BK * kBN / 4 / kThreads; ++i) {
-    const int e = threadIdx.x + i * kThreads;
+  for (int i = 0; i < kBK * kBN / 4 / T; ++i) {
+    const int e = threadIdx.x + i * T;
     p.b[i] = load4(B, k0 + e / (kBN / 4), colBase + e % (kBN / 4) * 4, K, N);
   }
 }
 
-// Registers -> shared: A transposed (As[k][m], row length kBMPad), so that the
-// 8 A values a thread needs at one k are contiguous: two 16-byte reads.
-template <int BK>
-__device__ __forceinline__ void stashPanels(const PanelRegs<BK>& p, float* As, float* Bs) {
+// Registers -> shared, step 5: both panels as in A and B (As[m][k], Bs[k][n]),
+// one 16-byte store per float4.
+__device__ __forceinline__ void stashPanelsAsLoaded(const PanelRegs<>& p, float* As, float* Bs) {
 #pragma unroll
-  for (int i = 0; i < kBM * BK / 4 / kThreads; ++i) {
-    const int e = threadIdx.x + i * kThreads, m = e / (BK / 4), k = e % (BK / 4) * 4;
+  for (int i = 0; i < kBM * kBK / 4 / kThreads; ++i) {
+    const int e = threadIdx.x + i * kThreads;
+    *reinterpret_cast<float4*>(&As[e / (kBK / 4) * kBK + e % (kBK / 4) * 4]) = p.a[i];
+  }
+#pragma unroll
+  for (int i = 0; i < kBK * kBN / 4 / kThreads; ++i) {
+    const int e = threadIdx.x + i * kThreads;
+    *reinterpret_cast<float4*>(&Bs[e / (kBN / 4) * kBN + e % (kBN / 4) * 4]) = p.b[i];
+  }
+}
+
+// Registers -> shared, steps 6-10: A transposed (As[k][m], row length kBMPad), so
+// that the 8 A values a thread needs at one k are contiguous: two 16-byte reads.
+template <int T = kThreads>
+__device__ __forceinline__ void stashPanels(const PanelRegs<T>& p, float* As, float* Bs) {
+#pragma unroll
+  for (int i = 0; i < kBM * kBK / 4 / T; ++i) {
+    const int e = threadIdx.x + i * T, m = e / (kBK / 4), k = e % (kBK / 4) * 4;
     As[(k + 0) * kBMPad + m] = p.a[i].x;
     As[(k + 1) * kBMPad + m] = p.a[i].y;
     As[(k + 2) * kBMPad + m] = p.a[i].z;
     As[(k + 3) * kBMPad + m] = p.a[i].w;
   }
 #pragma unroll
-  for (int i = 0; i < BK * kBN / 4 / kThreads; ++i) {
-    const int e = threadIdx.x + i * kThreads;
+  for (int i = 0; i < kBK * kBN / 4 / T; ++i) {
+    const int e = threadIdx.x + i * T;
     *reinterpret_cast<float4*>(&Bs[e / (kBN / 4) * kBN + e % (kBN / 4) * 4]) = p.b[i];
   }
 }
@@ -318,32 +351,74 @@ __device__ __forceinline__ void read8(const float* p, int gap, float* f) {
   f[0] = x.x, f[1] = x.y, f[2] = x.z, f[3] = x.w, f[4] = y.x, f[5] = y.y, f[6] = y.z, f[7] = y.w;
 }
 
-// The 64 FMAs of one k: acc[i][j] += fa[i] * fb[j], each a single fmaf.
+// The 8 x TN FMAs of one k: acc[i][j] += fa[i] * fb[j], each a single fmaf.
+template <int TN>
 __device__ __forceinline__ void microTileFma(const float* fa, const float* fb,
-                                             float (&acc)[kTM][kTN]) {
+                                             float (&acc)[kTM][TN]) {
 #pragma unroll
   for (int i = 0; i < kTM; ++i)
 #pragma unroll
-    for (int j = 0; j < kTN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
+    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
 }
 
-// Step 4 - 128-bit loads: step 3's tiles and micro-tiles, but every fragment
-// read moves 16 bytes (float4) instead of 4, and so does every global load and
-// store where the row length allows (load4, store4; the program prints where),
-// with the A panel stored transposed so a thread's 8 A values sit side by side.
-// launch assumption: as step 3.
-// memory: as step 3 (A panel stored k-major, 128 + 4 floats a row).
+// A thread's 8 x 8 outputs at rows row0 .. +7 and columns col0 .. +7 (steps 5-6).
+__device__ __forceinline__ void storeMicroTile(float* C, int M, int N, int row0, int col0,
+                                               float (&acc)[kTM][kTN]) {
+#pragma unroll
+  for (int i = 0; i < kTM; ++i) {
+    store4(C, row0 + i, col0, M, N, &acc[i][0]);
+    store4(C, row0 + i, col0 + 4, M, N, &acc[i][4]);
+  }
+}
+
+// Step 5 - 16-byte loads: step 4's tiles, micro-tiles and shared layout, but
+// every global load and store moves 16 bytes (float4) where the row length
+// allows (load4, store4; the program prints where), and the B fragment is read
+// as float4. The compiler had already merged step 4's shared-memory reads into
+// 16-byte ones (the A fragment's 8 values, 16 floats apart, as 4 k of each row
+// at once), so the global accesses are what changes in the compiled code.
+// launch assumption: as step 4. memory: as step 4.
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemmVectorized(const float* A, const float* B, float* C, int M, int N, int K) {
+  __shared__ __align__(16) float As[kBM * kBK];
+  __shared__ __align__(16) float Bs[kBK * kBN];
+  const int tid = threadIdx.x, rowBase = blockIdx.y * kBM, colBase = blockIdx.x * kBN;
+  const int tRow = tid / (kBN / kTN), tCol = tid % (kBN / kTN);
+  float acc[kTM][kTN] = {};
+  for (int k0 = 0; k0 < K; k0 += kBK) {
+    PanelRegs<> p;
+    fetchPanels(A, B, M, N, K, rowBase, colBase, k0, p);
+    stashPanelsAsLoaded(p, As, Bs);
+    __syncthreads();
+#pragma unroll
+    for (int kk = 0; kk < kBK; ++kk) {
+      float fa[kTM], fb[kTN];
+#pragma unroll
+      for (int i = 0; i < kTM; ++i) fa[i] = As[(tRow * kTM + i) * kBK + kk];  // 16 floats apart
+      read8(&Bs[kk * kBN + tCol * kTN], 4, fb);                              // two 16-byte
+      microTileFma(fa, fb, acc);
+    }
+    __syncthreads();
+  }
+  storeMicroTile(C, M, N, rowBase + tRow * kTM, colBase + tCol * kTN, acc);
+}
+
+// Step 6 - the A panel stored transposed: step 5 with the A panel k-major
+// (As[k][m], 128 + 4 floats a row), so a thread's 8 A values at one k sit side
+// by side and are read as two 16-byte reads, like its B values, each read
+// serving one k (step 5's compiled code fetches 4 k of a row, and holds them).
+// launch assumption: as step 4. memory: as step 4, A panel 16 x 132 floats.
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    gemmTransposedA(const float* A, const float* B, float* C, int M, int N, int K) {
   __shared__ __align__(16) float As[kBK * kBMPad];
   __shared__ __align__(16) float Bs[kBK * kBN];
   const int tid = threadIdx.x, rowBase = blockIdx.y * kBM, colBase = blockIdx.x * kBN;
   const int tRow = tid / (kBN / kTN), tCol = tid % (kBN / kTN);
   float acc[kTM][kTN] = {};
   for (int k0 = 0; k0 < K; k0 += kBK) {
-    PanelRegs<kBK> p;
-    fetchPanels<kBK>(A, B, M, N, K, rowBase, colBase, k0, p);
-    stashPanels<kBK>(p, As, Bs);
+    PanelRegs<> p;
+    fetchPanels(A, B, M, N, K, rowBase, colBase, k0, p);
+    stashPanels(p, As, Bs);
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < kBK; ++kk) {
@@ -354,46 +429,49 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
     }
     __syncthreads();
   }
-#pragma unroll
-  for (int i = 0; i < kTM; ++i) {
-    store4(C, rowBase + tRow * kTM + i, colBase + tCol * kTN, M, N, &acc[i][0]);
-    store4(C, rowBase + tRow * kTM + i, colBase + tCol * kTN + 4, M, N, &acc[i][4]);
-  }
+  storeMicroTile(C, M, N, rowBase + tRow * kTM, colBase + tCol * kTN, acc);
 }
 
-// Steps 5-6 map threads to outputs by warp: warp w owns a 64 x 32 tile, and its
+// Steps 7-10 map threads to outputs by warp: warp w owns a 64 x 32 tile, and its
 // lane l (8 x 4 lanes) owns 2 x 2 blocks of 4 x 4 outputs, rows (l / 4) * 4 +
 // {0, 32} and columns (l % 4) * 4 + {0, 16} of it. The fragments a warp reads
 // at one k are then 8 contiguous float4 of A and 4 of B (128 and 64 bytes, no
-// bank conflict), where step 4's 16 float4 of B spaced 32 bytes apart conflict.
+// bank conflict), where step 6's 16 float4 of B spaced 32 bytes apart conflict.
 // Thread tid's first output row and column in the block tile: the 256 threads
-// cover the 128 x 128 tile once, with the contiguity above.
+// cover the 128 x 128 tile once, with the contiguity above. (Steps 9-10: warps
+// of WN = 64 columns, a lane 2 x 4 blocks of 4 x 4, 128 threads.)
+template <int WN = kWN>
 __host__ __device__ inline int warpTileRow0(int tid) {
-  return (tid / 32 / (kBN / kWN)) * kWM + (tid % 32 / 4) * 4;
+  return (tid / 32 / (kBN / WN)) * kWM + (tid % 32 / 4) * 4;
 }
+template <int WN = kWN>
 __host__ __device__ inline int warpTileCol0(int tid) {
-  return (tid / 32 % (kBN / kWN)) * kWN + (tid % 32 % 4) * 4;
+  return (tid / 32 % (kBN / WN)) * WN + (tid % 32 % 4) * 4;
 }
 
-// The fragments at k = kk: 8 A values (rows row0 + {0..3, 32..35}) and 8 B
-// values (columns col0 + {0..3, 16..19}), four 16-byte shared-memory reads.
+// The fragments at k = kk: 8 A values (rows row0 + {0..3, 32..35}) and TN B
+// values (columns col0 + {0..3, 16..19, ...}), 2 + TN / 4 16-byte reads.
+template <int TN = kTN>
 __device__ __forceinline__ void readFragments(const float* As, const float* Bs, int kk, int row0,
                                               int col0, float* fa, float* fb) {
   read8(&As[kk * kBMPad + row0], kWM / 2, fa);
-  read8(&Bs[kk * kBN + col0], kWN / 2, fb);
+#pragma unroll
+  for (int h = 0; h < TN / 8; ++h)
+    read8(&Bs[kk * kBN + col0 + 2 * h * kLaneSpan], kLaneSpan, fb + 8 * h);
 }
 
+template <int TN>
 __device__ __forceinline__ void storeWarpTile(float* C, int M, int N, int row0, int col0,
-                                              float (&acc)[kTM][kTN]) {
+                                              float (&acc)[kTM][TN]) {
 #pragma unroll
   for (int i = 0; i < kTM; ++i)
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
-      store4(C, row0 + (i / 4) * (kWM / 2) + i % 4, col0 + h * kWN / 2, M, N, &acc[i][4 * h]);
+    for (int h = 0; h < TN / 4; ++h)
+      store4(C, row0 + (i / 4) * (kWM / 2) + i % 4, col0 + h * kLaneSpan, M, N, &acc[i][4 * h]);
 }
 
-// Step 5 - warp tiling: step 4 with the warp-shaped thread-to-output map above.
-// launch assumption: as step 3. memory: as step 4.
+// Step 7 - warp tiling: step 6 with the warp-shaped thread-to-output map above.
+// launch assumption: as step 4. memory: as step 6.
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemmWarpTiled(const float* A, const float* B, float* C, int M, int N, int K) {
   __shared__ __align__(16) float As[kBK * kBMPad];
@@ -402,9 +480,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   const int row0 = warpTileRow0(threadIdx.x), col0 = warpTileCol0(threadIdx.x);
   float acc[kTM][kTN] = {};
   for (int k0 = 0; k0 < K; k0 += kBK) {
-    PanelRegs<kBK> p;
-    fetchPanels<kBK>(A, B, M, N, K, rowBase, colBase, k0, p);
-    stashPanels<kBK>(p, As, Bs);
+    PanelRegs<> p;
+    fetchPanels(A, B, M, N, K, rowBase, colBase, k0, p);
+    stashPanels(p, As, Bs);
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < kBK; ++kk) {
@@ -417,75 +495,163 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   storeWarpTile(C, M, N, rowBase + row0, colBase + col0, acc);
 }
 
-// snippet: step6
-// Step 6 - double buffering: step 5 with two panel pairs in shared memory and
+// snippet: step8
+// Step 8 - double buffering: step 7 with two panel pairs in shared memory and
 // two fragment sets in registers. While the FMAs of panel s run, the loads of
 // panel s + 1 are in flight into registers and the fragments of the next k are
-// read; one barrier per panel instead of two. The step also deepens the panels,
-// 16 k each (step 5: 8), so its speed-up belongs to both changes.
-// launch assumption: as step 3. memory: as step 4, two pairs of 128 x 16 and
-//   16 x 128 panels (32.5 KiB).
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-    gemmDoubleBuffered(const float* A, const float* B, float* C, int M, int N, int K) {
-  __shared__ __align__(16) float As[2][kBK6 * kBMPad];
-  __shared__ __align__(16) float Bs[2][kBK6 * kBN];
+// read; one barrier per panel instead of two.
+// This block's sums over k in [kBegin, kEnd) (kBegin a multiple of 16; step 8
+// sums all of K, step 10 one part of it), added into acc in ascending k, for an
+// 8 x TN micro-tile a thread (TN = 8: 256 threads; step 9's TN = 16: 128).
+template <int TN>
+__device__ __forceinline__ void doubleBufferedSums(const float* A, const float* B, int M, int N,
+                                                   int K, int kBegin, int kEnd,
+                                                   float (&acc)[kTM][TN]) {
+  constexpr int T = kBM * kBN / (kTM * TN), WN = 4 * TN;
+  __shared__ __align__(16) float As[2][kBK * kBMPad];
+  __shared__ __align__(16) float Bs[2][kBK * kBN];
   const int rowBase = blockIdx.y * kBM, colBase = blockIdx.x * kBN;
-  const int row0 = warpTileRow0(threadIdx.x), col0 = warpTileCol0(threadIdx.x);
-  float acc[kTM][kTN] = {};
-  float fa[2][kTM], fb[2][kTN];
-  PanelRegs<kBK6> p;
-  const int panels = (K + kBK6 - 1) / kBK6;
+  const int row0 = warpTileRow0<WN>(threadIdx.x), col0 = warpTileCol0<WN>(threadIdx.x);
+  float fa[2][kTM], fb[2][TN];
+  PanelRegs<T> p;
+  const int panels = (kEnd - kBegin + kBK - 1) / kBK;
   if (panels > 0) {
-    fetchPanels<kBK6>(A, B, M, N, K, rowBase, colBase, 0, p);
-    stashPanels<kBK6>(p, As[0], Bs[0]);
+    fetchPanels(A, B, M, N, K, rowBase, colBase, kBegin, p);
+    stashPanels(p, As[0], Bs[0]);
     __syncthreads();
-    readFragments(As[0], Bs[0], 0, row0, col0, fa[0], fb[0]);
+    readFragments<TN>(As[0], Bs[0], 0, row0, col0, fa[0], fb[0]);
   }
   for (int s = 0; s < panels; ++s) {
     const int cur = s % 2;
     const bool more = s + 1 < panels;
-    if (more) fetchPanels<kBK6>(A, B, M, N, K, rowBase, colBase, (s + 1) * kBK6, p);
+    if (more) fetchPanels(A, B, M, N, K, rowBase, colBase, kBegin + (s + 1) * kBK, p);
 #pragma unroll
-    for (int kk = 0; kk < kBK6; ++kk) {
-      if (kk + 1 < kBK6)
-        readFragments(As[cur], Bs[cur], kk + 1, row0, col0, fa[(kk + 1) % 2], fb[(kk + 1) % 2]);
+    for (int kk = 0; kk < kBK; ++kk) {
+      if (kk + 1 < kBK)
+        readFragments<TN>(As[cur], Bs[cur], kk + 1, row0, col0, fa[(kk + 1) % 2], fb[(kk + 1) % 2]);
       microTileFma(fa[kk % 2], fb[kk % 2], acc);
     }
     if (more) {
       // The other pair was last read during panel s - 1, before the barrier
       // that ended it, so it can be overwritten without a second barrier.
-      stashPanels<kBK6>(p, As[1 - cur], Bs[1 - cur]);
+      stashPanels(p, As[1 - cur], Bs[1 - cur]);
       __syncthreads();
-      readFragments(As[1 - cur], Bs[1 - cur], 0, row0, col0, fa[0], fb[0]);
+      readFragments<TN>(As[1 - cur], Bs[1 - cur], 0, row0, col0, fa[0], fb[0]);
     }
   }
-  storeWarpTile(C, M, N, rowBase + row0, colBase + col0, acc);
+}
+
+// launch assumption: as step 4. memory: as step 6, two pairs of 16 x 132 and
+//   16 x 128 panels (32.5 KiB).
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    gemmDoubleBuffered(const float* A, const float* B, float* C, int M, int N, int K) {
+  float acc[kTM][kTN] = {};
+  doubleBufferedSums(A, B, M, N, K, 0, K, acc);
+  storeWarpTile(C, M, N, blockIdx.y * kBM + warpTileRow0(threadIdx.x),
+                blockIdx.x * kBN + warpTileCol0(threadIdx.x), acc);
 }
 // end snippet
 
+// Step 9 - a wider micro-tile: step 8 with 8 x 16 outputs a thread (step 8:
+// 8 x 8), so 128 threads cover the 128 x 128 tile (4 warps of 64 x 64; a lane
+// 2 x 4 blocks of 4 x 4). Per k a thread reads 24 values from shared memory for
+// 128 FMAs (step 8: 16 for 64), and loads twice the panel values per panel.
+// launch assumption: 128 threads; grid as step 4. memory: as step 8.
+__global__ void __launch_bounds__(kThreadsWide, kMinBlocks)
+    gemmWideMicroTile(const float* A, const float* B, float* C, int M, int N, int K) {
+  float acc[kTM][kTNWide] = {};
+  doubleBufferedSums(A, B, M, N, K, 0, K, acc);
+  storeWarpTile(C, M, N, blockIdx.y * kBM + warpTileRow0<kWNWide>(threadIdx.x),
+                blockIdx.x * kBN + warpTileCol0<kWNWide>(threadIdx.x), acc);
+}
+
+// Step 10 - split K where the grid is small. A problem whose 128 x 128 tiles
+// make fewer than kSplitBlocks blocks leaves SMs idle (1024 x 1024: 64 blocks
+// for the H200's 132 SMs). Step 10 then cuts K into 2, 4, 8 or 16 parts, sums
+// each part with step 9's code in a grid layer of its own (blockIdx.z) into a
+// scratch buffer, and a second kernel adds the parts in ascending order. The
+// split follows from M, N and K alone, never from the device, so every GPU adds
+// the same numbers in the same order and prints the same digits (no atomics).
+// With one part (tiles enough, or K too short) it runs step 9's code in one
+// launch that writes C directly.
+constexpr int kSplitBlocks = 256;  // split while the grid has fewer blocks than this
+constexpr int kSplitMinK = 256;    // ... and every part keeps at least this many k
+constexpr int kMaxSplits = 16;
+
+__host__ __device__ inline int splitCount(long long M, long long N, long long K) {
+  const long long tiles = ((M + kBM - 1) / kBM) * ((N + kBN - 1) / kBN);
+  int splits = 1;
+  while (splits < kMaxSplits && tiles * splits < kSplitBlocks && K / (2 * splits) >= kSplitMinK)
+    splits *= 2;
+  return splits;
+}
+// k per part: K / splits rounded up to whole panels; the last part takes the rest.
+__host__ __device__ inline int splitDepth(long long K, int splits) {
+  return int(((K + splits - 1) / splits + kBK - 1) / kBK * kBK);
+}
+
+// launch assumption: as step 9, with gridDim.z = the parts; part z sums k in
+// [z * depth, min(K, (z + 1) * depth)) into W + z * M * N.
+__global__ void __launch_bounds__(kThreadsWide, kMinBlocks)
+    gemmSplitK(const float* A, const float* B, float* W, int M, int N, int K, int depth) {
+  const int kBegin = blockIdx.z * depth, kEnd = min(K, kBegin + depth);
+  float acc[kTM][kTNWide] = {};
+  doubleBufferedSums(A, B, M, N, K, kBegin, kEnd, acc);
+  storeWarpTile(W + 1LL * blockIdx.z * M * N, M, N,
+                blockIdx.y * kBM + warpTileRow0<kWNWide>(threadIdx.x),
+                blockIdx.x * kBN + warpTileCol0<kWNWide>(threadIdx.x), acc);
+}
+
+// C[e] = ((W0[e] + W1[e]) + W2[e]) + ...: the parts in ascending order, one
+// thread per element (grid-stride).
+__global__ void reduceSplits(const float* W, float* C, long long count, int splits) {
+  const long long step = 1LL * gridDim.x * blockDim.x;
+  for (long long e = 1LL * blockIdx.x * blockDim.x + threadIdx.x; e < count; e += step) {
+    float sum = W[e];
+    for (int z = 1; z < splits; ++z) sum += W[z * count + e];
+    C[e] = sum;
+  }
+}
+
 // The ladder as data: what each step is, what it changes, how it launches, why
-// it should pay. A step that changes several things names its main idea in the
-// title and lists all of them in changes: its speed-up is theirs together.
+// it should pay. Each step changes one thing from the step before; where the
+// block's thread count or tile follows from that change, changes says so.
 struct Step {
   const char* csv_name;  // the kernel column of --csv
-  const char* title;     // the main idea
-  const char* changes;   // everything that differs from the step before
+  const char* title;     // the idea
+  const char* changes;   // the one change from the step before
   const char* why;       // a fixed sentence: the reason, not a measurement
   const void* kernel;    // for cudaFuncGetAttributes
   int threads;
-  void (*launch)(dim3 grid, const float*, const float*, float*, int, int, int);
+  // work: scratch for step 10's parts (splitCount x M x N floats where that is over 1)
+  void (*launch)(dim3 grid, const float*, const float*, float*, float* work, int, int, int);
   int tile_m, tile_n;    // the block's output tile: grid (ceil(N / tile_n), ceil(M / tile_m))
 };
 
 template <auto Kernel, int Tx, int Ty>
-void launchKernel(dim3 grid, const float* A, const float* B, float* C, int M, int N, int K) {
+void launchKernel(dim3 grid, const float* A, const float* B, float* C, float*, int M, int N,
+                  int K) {
   Kernel<<<grid, dim3(Tx, Ty)>>>(A, B, C, M, N, K);
 }
 
+// Step 10: one part writes C directly; more write W and reduceSplits adds them.
+void launchSplitK(dim3 grid, const float* A, const float* B, float* C, float* work, int M, int N,
+                  int K) {
+  const int splits = splitCount(M, N, K), depth = splitDepth(K, splits);
+  grid.z = unsigned(splits);
+  gemmSplitK<<<grid, kThreadsWide>>>(A, B, splits > 1 ? work : C, M, N, K, depth);
+  if (splits == 1) return;
+  CUDA_CHECK_LAUNCH();
+  const long long count = 1LL * M * N;
+  reduceSplits<<<unsigned(std::min((count + 255) / 256, 1LL << 16)), 256>>>(work, C, count,
+                                                                             splits);
+}
+
 #define LADDER_KERNEL(k, tx, ty) reinterpret_cast<const void*>(k), tx * ty, launchKernel<k, tx, ty>
-constexpr int kSteps = 6;
+constexpr int kSteps = 10;
 constexpr int kExerciseStep = 2;  // index of step 3, judged by what its kernel holds
-constexpr int kVectorStep = 3;    // index of step 4, the first with 16-byte accesses
+constexpr int kVectorStep = 4;    // index of step 5, the first with 16-byte accesses
+constexpr int kSplitStep = 9;     // index of step 10
 const Step kLadder[kSteps] = {
     {"tiled_16x16", "tiled 16 x 16, one output per thread (the project's kernel)",
      "the starting point: 16 x 16 tiles of A and B in shared memory, 16 deep, one output per "
@@ -493,39 +659,63 @@ const Step kLadder[kSteps] = {
      "each value fetched from global memory serves 16 FMAs from shared memory",
      LADDER_KERNEL(gemmTiled16, kT1, kT1), kT1, kT1},
     {"blocktile_1d", "1-D block tiling, 8 outputs per thread down a column",
-     "8 outputs per thread down a column (step 1: 1), and with them a 64 x 64 block tile "
-     "(16 x 16), panels 8 deep (16) and 512 threads (256)",
+     "8 outputs per thread down a column (step 1: 1); 512 such threads cover a 64 x 64 block "
+     "tile (step 1: 256 threads, 16 x 16); panels still 16 deep",
      "one B value read from shared memory serves 8 FMAs instead of 1, and each value fetched "
      "from global memory serves 64 FMAs instead of 16",
      LADDER_KERNEL(gemm1DBlocktile, kThreads2, 1), kBM2, kBN2},
     {"regblock_2d", "2-D register blocking, an 8 x 8 micro-tile per thread",
-     "an 8 x 8 micro-tile per thread from register fragments (step 2: 8 x 1), and with it a "
-     "128 x 128 block tile (64 x 64) and 256 threads (512)",
+     "an 8 x 8 micro-tile per thread from register fragments (step 2: 8 x 1) on the same "
+     "64 x 64 block tile, which 64 threads now cover (step 2: 512)",
      "16 values read from shared memory into registers serve 64 FMAs per k (step 2: 9 reads "
-     "for 8), and each value fetched from global memory serves 128 FMAs instead of 64",
-     LADDER_KERNEL(gemm2DRegisterBlocked, kThreads, 1), kBM, kBN},
-    {"vectorized", "128-bit loads, A panel stored transposed",
-     "16-byte fragment reads from shared memory, and 16-byte global loads and stores where "
-     "the sizes allow (step 3: 4-byte), with the A panel stored transposed and padded to 132 "
-     "floats a row",
-     "a 16-byte instruction moves 4 floats, so fewer load instructions compete with the FMAs "
-     "for issue slots",
+     "for 8)",
+     LADDER_KERNEL((gemm2DRegisterBlocked<kBM3, kBN3>), kBM3 * kBN3 / (kTM * kTN), 1), kBM3,
+     kBN3},
+    {"tile_128", "128 x 128 block tile",
+     "only the block tile: 128 x 128 (step 3: 64 x 64), the same kernel, so 256 threads a "
+     "block (64)",
+     "each value fetched from global memory serves 128 FMAs instead of 64, and a block's 8 "
+     "warps can hide each other's waits",
+     LADDER_KERNEL((gemm2DRegisterBlocked<kBM, kBN>), kThreads, 1), kBM, kBN},
+    {"vectorized", "16-byte loads",
+     "16-byte global loads and stores where the sizes allow (step 4: 4-byte), and the B "
+     "fragment read as float4 (the compiler already merged step 4's shared-memory reads into "
+     "16-byte ones)",
+     "a 16-byte global load or store moves 4 floats in one instruction, so fewer instructions "
+     "compete with the FMAs for issue slots",
      LADDER_KERNEL(gemmVectorized, kThreads, 1), kBM, kBN},
+    {"transposed_a", "A panel stored transposed",
+     "the A panel stored k-major and padded to 132 floats a row (step 5: as in A, 16 floats "
+     "a row), so a thread's 8 A values at one k sit side by side",
+     "each 16-byte A read serves one k (step 5's compiled code reads 4 k of one row at once), "
+     "so the fragments hold fewer registers",
+     LADDER_KERNEL(gemmTransposedA, kThreads, 1), kBM, kBN},
     {"warptile", "warp tiling, 2 x 2 blocks of 4 x 4 outputs per thread",
      "only which outputs a thread owns: a warp a 64 x 32 tile, a lane 2 x 2 blocks of 4 x 4 "
-     "(step 4: a thread 8 x 8 adjacent outputs); memory as step 4",
+     "(step 6: a thread 8 x 8 adjacent outputs); memory as step 6",
      "a warp's fragment reads are contiguous, so shared memory serves them without bank "
      "conflicts", LADDER_KERNEL(gemmWarpTiled, kThreads, 1), kBM, kBN},
-    {"double_buffered", "double-buffered panels and fragments, panels 16 deep",
-     "two panel pairs in shared memory (step 5: one) and two fragment sets in registers "
-     "(one), one barrier per panel (two), and panels 16 deep (8)",
-     "the next panel's loads are in flight during this panel's FMAs, the next k's fragments "
-     "are read during this k's, and one barrier per 16 k replaces two per 8; one time cannot "
-     "tell which of these pays",
+    {"double_buffered", "double-buffered panels and fragments",
+     "two panel pairs in shared memory (step 7: one) and two fragment sets in registers "
+     "(one), so one barrier per panel (two)",
+     "the next panel's loads are in flight during this panel's FMAs, and the next k's "
+     "fragments are read during this k's",
      LADDER_KERNEL(gemmDoubleBuffered, kThreads, 1), kBM, kBN},
+    {"wide_microtile", "8 x 16 micro-tile per thread",
+     "an 8 x 16 micro-tile per thread (step 8: 8 x 8), so 128 threads a block (256), a warp "
+     "a 64 x 64 tile (64 x 32)",
+     "24 values read from shared memory serve 128 FMAs per k (step 8: 16 for 64), so fewer "
+     "read instructions compete with the FMAs for issue slots",
+     LADDER_KERNEL(gemmWideMicroTile, kThreadsWide, 1), kBM, kBN},
+    {"split_k", "K split where the grid is small",
+     "where 128 x 128 tiles make fewer than 256 blocks, K is cut into 2 to 16 parts of at "
+     "least 256 each, summed by step 9's code in a grid layer each and added in order by a "
+     "second kernel (step 9: one part); elsewhere step 9 itself",
+     "a small problem's few tiles leave SMs idle; parts of K give them work, for one extra "
+     "pass over C per part",
+     reinterpret_cast<const void*>(gemmSplitK), kThreadsWide, launchSplitK, kBM, kBN},
 };
 #undef LADDER_KERNEL
-
 // =============================================================================
 // The experiment: inputs, tolerance, check, and one step checked then timed
 // =============================================================================
@@ -582,9 +772,10 @@ CheckResult checkOutput(const float* got, const double* ref, long long count, To
   return r;
 }
 
-// Which global accesses of steps 4-6 take the 16-byte path at these sizes (load4 and
+// Which global accesses of steps 5-10 take the 16-byte path at these sizes (load4 and
 // store4 take it for a float4 inside the matrix when its row length is a multiple of 4).
-// The shared-memory fragment reads always do.
+// The shared-memory fragment reads are float4 in the source (B's from step 5, A's from
+// step 6); the compiler already merges the single-float reads of steps 3-5 into 16-byte ones.
 std::string vectorPaths(long long n, long long k) {
   const auto path = [](const char* what, const char* dim, long long v) {
     return std::string(what) + (v % 4 == 0 ? " 16-byte (" : " 4-byte, four per float4 (") +
@@ -592,24 +783,41 @@ std::string vectorPaths(long long n, long long k) {
            " a multiple of 4)";
   };
   return path("A loads", "K", k) + ", " + path("B loads and C stores", "N", n) +
-         "; shared-memory fragment reads 16-byte";
+         "; shared-memory fragment reads float4 in the source (B from step 5, A from step 6)";
 }
 
-// The exercise, judged by what the compiled kernel holds: a thread whose 8 x 8
-// outputs accumulate in registers needs at least 64 of them, and panels staged
-// through shared memory need 128 x 8 + 8 x 128 floats of it. A kernel that
-// walks its outputs one by one from global memory has neither.
+// The exercise, judged by what the compiled kernel holds (its step 3 instance):
+// a thread whose 8 x 8 outputs accumulate in registers needs at least 64 of
+// them, and panels staged through shared memory need 64 x 16 + 16 x 64 floats of
+// it. A kernel that walks its outputs one by one from global memory has neither.
 std::string registerBlockingProblem(const void* kernel) {
   cudaFuncAttributes fa{};
   CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
-  const size_t panels = size_t(kBM * kBK + kBK * kBN) * sizeof(float);
+  const size_t panels = size_t(kBM3 * kBK + kBK * kBN3) * sizeof(float);
   char buf[320] = "";
   if (fa.sharedSizeBytes < panels)
-    std::snprintf(buf, sizeof buf, "step 3 keeps %zu B of panels in shared memory; its 128 x 8 A "
-                  "and 8 x 128 B panels need %zu B", fa.sharedSizeBytes, panels);
+    std::snprintf(buf, sizeof buf, "step 3 keeps %zu B of panels in shared memory; its 64 x 16 A "
+                  "and 16 x 64 B panels need %zu B", fa.sharedSizeBytes, panels);
   else if (fa.numRegs < kTM * kTN)
     std::snprintf(buf, sizeof buf, "step 3 holds %d registers per thread; an 8 x 8 micro-tile "
                   "of accumulators alone needs %d", fa.numRegs, kTM * kTN);
+  return buf;
+}
+
+// Step 10's split at these sizes, as printed: how many parts, how deep, and why.
+std::string splitText(long long m, long long n, long long k) {
+  const long long tiles = ((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN);
+  const int splits = splitCount(m, n, k);
+  char buf[320];
+  if (splits == 1)
+    std::snprintf(buf, sizeof buf, "none, K = %lld in one part (%lld tiles of 128 x 128%s)", k,
+                  tiles, tiles >= kSplitBlocks ? ", at least 256 blocks"
+                                               : ", and halving K would leave under 256 k a part");
+  else
+    std::snprintf(buf, sizeof buf, "K = %lld in %d parts of %d k (the last %lld), %lld tiles x "
+                  "%d = %lld blocks; the parts added in ascending order", k, splits,
+                  splitDepth(k, splits), k - 1LL * (splits - 1) * splitDepth(k, splits), tiles,
+                  splits, tiles * splits);
   return buf;
 }
 
@@ -620,6 +828,7 @@ struct Problem {
   std::vector<double> ref;
   Tolerance tol;
   float *dA, *dB, *dC;
+  float* dWork;  // step 10's parts: splitCount x M x N floats where that is over 1
 };
 
 struct StepResult { bool timed = false; double median_ms = 0.0, gflops = 0.0; };
@@ -627,20 +836,28 @@ struct StepResult { bool timed = false; double median_ms = 0.0, gflops = 0.0; };
 // Step s: the launch line, the checked launch (C poisoned with NaN first), then,
 // only if every element passed, the timed launches and the rate. prevMs: the
 // step before's median (0 if it was not timed).
-StepResult runStep(int s, const Problem& p, int iters, double peak, double prevMs,
+StepResult runStep(int s, const Problem& p, int iters, double peak, double prevMs, int smCount,
                    std::FILE* out, bool& ok) {
   const Step& st = kLadder[s];
   const dim3 grid((p.n + st.tile_n - 1) / st.tile_n, (p.m + st.tile_m - 1) / st.tile_m);
-  const auto launch = [&] { st.launch(grid, p.dA, p.dB, p.dC, p.m, p.n, p.k); };
+  const auto launch = [&] { st.launch(grid, p.dA, p.dB, p.dC, p.dWork, p.m, p.n, p.k); };
   cudaFuncAttributes fa{};
   CUDA_CHECK(cudaFuncGetAttributes(&fa, st.kernel));
   int perSm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, st.kernel, st.threads, 0));
   std::fprintf(out, "Step %d - %s\n  changes: %s\n", s + 1, st.title, st.changes);
   if (s == kVectorStep)
-    std::fprintf(out, "  at these sizes (steps 4-6): %s\n", vectorPaths(p.n, p.k).c_str());
-  std::fprintf(out, "  launch: grid (%u, %u) x %d threads, %zu B shared memory, %d regs, %d "
-               "blocks/SM\n", grid.x, grid.y, st.threads, fa.sharedSizeBytes, fa.numRegs, perSm);
+    std::fprintf(out, "  at these sizes (steps 5-10): %s\n", vectorPaths(p.n, p.k).c_str());
+  const int splits = s == kSplitStep ? splitCount(p.m, p.n, p.k) : 1;
+  if (s == kSplitStep)
+    std::fprintf(out, "  split: %s\n", splitText(p.m, p.n, p.k).c_str());
+  std::fprintf(out, "  launch: grid (%u, %u, %d) x %d threads, %zu B shared memory, %d regs, %d "
+               "blocks/SM\n", grid.x, grid.y, splits, st.threads, fa.sharedSizeBytes, fa.numRegs,
+               perSm);
+  if (s == kSplitStep)
+    std::fprintf(out, "  [device] %lld blocks in %d SMs x %d blocks/SM: %.2f waves\n",
+                 1LL * grid.x * grid.y * splits, smCount, perSm,
+                 perSm > 0 ? double(grid.x) * grid.y * splits / (double(smCount) * perSm) : 0.0);
   auto gate = [&ok](const char* claim) { std::fprintf(stderr, "GATE: %s\n", claim), ok = false; };
 
   const long long count = 1LL * p.m * p.n;
@@ -702,7 +919,7 @@ std::string usageText() {
   std::snprintf(
       buf, sizeof buf,
       "usage: gemm_ladder [-n N] [-m M] [-k K] [-iters I] [--csv] [-h | --help]\n"
-      "C (M x N) = A (M x K) * B (K x N), FP32, row-major, by six kernels, each checked against\n"
+      "C (M x N) = A (M x K) * B (K x N), FP32, row-major, by ten steps, each checked against\n"
       "a double reference, then timed.\n"
       "  -n N        columns of C, an integer in [0, %lld] (default %lld); -n alone is\n"
       "              square: M and K default to N\n"
@@ -754,10 +971,14 @@ std::string deviceProblem(const Options& o, const int maxGrid[3], size_t freeByt
       return buf;
     }
   }
-  const long long need = 4 * (o.m * o.k + o.k * o.n) + 8 * o.m * o.n;
+  // The reference's buffers are freed before the ladder's (A, B, C and step 10's parts).
+  const int splits = splitCount(o.m, o.n, o.k);
+  const long long ab = 4 * (o.m * o.k + o.k * o.n);
+  const long long need = std::max(ab + 8 * o.m * o.n, ab + 4 * o.m * o.n * (1 + (splits > 1 ? splits : 0)));
   if (need > static_cast<long long>(freeBytes))
-    std::snprintf(buf, sizeof buf, "-m, -n, -k: the reference needs %.2f GiB of device memory, "
-                  "more than the %.2f GiB free", need / 1073741824.0, freeBytes / 1073741824.0);
+    std::snprintf(buf, sizeof buf, "-m, -n, -k: the reference or the ladder needs %.2f GiB of "
+                  "device memory, more than the %.2f GiB free", need / 1073741824.0,
+                  freeBytes / 1073741824.0);
   return buf;
 }
 
@@ -766,7 +987,7 @@ std::string deviceProblem(const Options& o, const int maxGrid[3], size_t freeByt
 // =============================================================================
 // Inputs, the reference and the tolerance, printed; the inputs copied to the device.
 Problem prepareProblem(const Options& o, std::FILE* out) {
-  Problem p{int(o.m), int(o.n), int(o.k), 2.0 * o.m * o.n * o.k, {}, {}, {}, {}, {}, {}, {}};
+  Problem p{int(o.m), int(o.n), int(o.k), 2.0 * o.m * o.n * o.k, {}, {}, {}, {}, {}, {}, {}, {}};
   p.A.resize(size_t(o.m * o.k));
   p.B.resize(size_t(o.k * o.n));
   p.ref.resize(size_t(o.m * o.n));
@@ -780,6 +1001,8 @@ Problem prepareProblem(const Options& o, std::FILE* out) {
   CUDA_CHECK(cudaMalloc(&p.dA, std::max<size_t>(p.A.size(), 1) * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&p.dB, std::max<size_t>(p.B.size(), 1) * sizeof(float)));
   CUDA_CHECK(cudaMalloc(&p.dC, p.ref.size() * sizeof(float)));
+  const int splits = splitCount(p.m, p.n, p.k);
+  CUDA_CHECK(cudaMalloc(&p.dWork, (splits > 1 ? splits * p.ref.size() : 1) * sizeof(float)));
   if (p.k > 0) {  // K = 0: A and B are empty, their one-element buffers never read
     CUDA_CHECK(cudaMemcpy(p.dA, p.A.data(), p.A.size() * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemcpy(p.dB, p.B.data(), p.B.size() * sizeof(float), cudaMemcpyHostToDevice));
@@ -809,7 +1032,7 @@ int main(int argc, char** argv) {
   std::printf("%sGPU: %s (compute capability %d.%d)\n", hash, prop.name, prop.major, prop.minor);
   const long long bigBlocks = ((o.m + kBM - 1) / kBM) * ((o.n + kBN - 1) / kBN);
   std::printf("%s[device] %d SMs, %d registers per SM, %zu KiB shared memory per block without "
-              "opt-in; steps 3-6 launch %lld blocks, %.2f per SM\n", hash,
+              "opt-in; steps 4-9 launch %lld blocks, %.2f per SM\n", hash,
               prop.multiProcessorCount, prop.regsPerMultiprocessor, prop.sharedMemPerBlock / 1024,
               bigBlocks, double(bigBlocks) / prop.multiProcessorCount);
   std::fprintf(out, "Problem: C (%lld x %lld) = A (%lld x %lld) * B (%lld x %lld), FP32, "
@@ -832,10 +1055,12 @@ int main(int argc, char** argv) {
   bool ok = true;
   StepResult r[kSteps];
   for (int s = 0; s < kSteps; ++s)
-    r[s] = runStep(s, p, o.iters, peak, s > 0 ? r[s - 1].median_ms : 0.0, out, ok);
+    r[s] = runStep(s, p, o.iters, peak, s > 0 ? r[s - 1].median_ms : 0.0,
+                   prop.multiProcessorCount, out, ok);
   CUDA_CHECK(cudaFree(p.dA));
   CUDA_CHECK(cudaFree(p.dB));
   CUDA_CHECK(cudaFree(p.dC));
+  CUDA_CHECK(cudaFree(p.dWork));
 
   if (o.csv) printCsv(p, r, peak);
   if (r[0].timed && r[kSteps - 1].timed)

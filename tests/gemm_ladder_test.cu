@@ -137,12 +137,12 @@ TEST(GemmLadderCheck, KScaledToleranceAndNanAndInfinityFail) {
 TEST(GemmLadderVector, TheSixteenBytePathIsPrintedFromTheSizes) {
   EXPECT_EQ(vectorPaths(1024, 1024),
             "A loads 16-byte (K = 1024 is a multiple of 4), B loads and C stores 16-byte "
-            "(N = 1024 is a multiple of 4); shared-memory fragment reads 16-byte (B from step 5, "
-            "A from step 6)");
+            "(N = 1024 is a multiple of 4); shared-memory fragment reads float4 in the source (B "
+            "from step 5, A from step 6)");
   EXPECT_EQ(vectorPaths(1030, 999),
             "A loads 4-byte, four per float4 (K = 999 is not a multiple of 4), B loads and C "
             "stores 4-byte, four per float4 (N = 1030 is not a multiple of 4); shared-memory "
-            "fragment reads 16-byte (B from step 5, A from step 6)")
+            "fragment reads float4 in the source (B from step 5, A from step 6)")
       << "the odd-size run of the header takes no 16-byte global access";
   EXPECT_NE(vectorPaths(1028, 999).find("B loads and C stores 16-byte"), std::string::npos);
   EXPECT_STREQ(kLadder[kVectorStep].csv_name, "vectorized");
@@ -154,7 +154,7 @@ TEST(GemmLadderTable, EachStepNamesItsOneChange) {
   EXPECT_NE(std::string(kLadder[1].changes).find("panels still 16 deep"), std::string::npos);
   EXPECT_NE(std::string(kLadder[2].changes).find("same 64 x 64 block tile"), std::string::npos);
   EXPECT_NE(std::string(kLadder[3].changes).find("only the block tile: 128 x 128"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[4].changes).find("A fragment is still read 4 bytes"),
+  EXPECT_NE(std::string(kLadder[4].changes).find("16-byte global loads and stores"),
             std::string::npos);
   EXPECT_NE(std::string(kLadder[5].changes).find("padded to 132 floats"), std::string::npos);
   EXPECT_NE(std::string(kLadder[6].changes).find("only which outputs"), std::string::npos);
