@@ -1866,9 +1866,10 @@ void Lcg::fill(std::vector<float>& x, float scale, float offset) {
 }
 
 // The K-scaled tolerance. The rounding errors of K float additions add like a random walk,
-// so they grow like sqrt(K) units of 2^-23; 4 of them are headroom over that typical size (not a
-// worst-case bound for every order), and 1e-5 is the floor. atol = rtol x max|ref| judges elements near zero (where
-// a relative error says nothing) on the scale of the whole matrix.
+// so they grow like sqrt(K) units of 2^-23; 4 of them are headroom over that typical size
+// (not a worst-case bound for every order), and 1e-5 is the floor. atol = rtol x max|ref|
+// judges elements near zero (where a relative error says nothing) on the scale of the whole
+// matrix.
 double rtolForK(long long K) {
   return std::max(1e-5, std::ldexp(4.0, -23) * std::sqrt(static_cast<double>(K)));
 }

@@ -39,6 +39,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -117,6 +118,52 @@ Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of
 void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
 double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
 // end common: ceilings_decl
+// common: gemm_check_decl
+// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
+// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// infinity failing, the output poisoned before the checked launch, and a timing only of a
+// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
+// <new>, <string>, <vector> and the cuda_check and timer blocks.
+constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
+struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
+  uint32_t s;  // the seed, then the state
+  float next();  // advances, then a float in [0, 1), exact
+  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
+};
+struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
+double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
+// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
+Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
+double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
+struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
+  long long checked = 0, failures = 0;
+  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
+  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
+  long long worst = -1;  // the element with the highest score, the first on ties
+  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
+  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
+  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
+  void add(long long index, double got, double ref, const Tolerance& tol);
+  bool pass() const { return checked > 0 && failures == 0; }
+  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
+  std::string describe(const char* what, long long cols) const;
+};
+GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
+// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
+// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
+// leave the checked bits in C.
+struct CheckedTiming {
+  bool passed = false;      // judge's verdict on the poisoned launch's output
+  bool reproduced = false;  // passed, timed, and C still holds the checked bits
+  TimingStats t{};          // the timing, when passed
+};
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples);
+// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what);
+// end common: gemm_check_decl
 
 // =============================================================================
 // The ladder: nine kernels, each adding one idea to the step before
@@ -722,54 +769,18 @@ const Step kLadder[kSteps] = {
 constexpr long long kDefaultDim = 1024;
 constexpr long long kMaxDim = 1LL << 24;
 constexpr int kDefaultIters = 20, kMaxIters = 10000, kWarmups = 3;
-constexpr long long kMaxHostBytes = 4LL << 30;  // A, B, the reference and two copies of C
+constexpr long long kMaxHostBytes = 4LL << 30;  // A, B, the reference and one copy of C
 constexpr uint32_t kSeed = 20250612u;           // the project's seed: the same inputs
 
-// A 32-bit LCG, 24 bits per draw, values 2f - 1 in [-1, 1) (exact in float);
-// A is filled first in row-major order, then B continues from the same state.
+// The inputs: the course's LCG (gemm_check block) from the project's seed, values 2u - 1 in
+// [-1, 1) (exact in float); A is filled first in row-major order, then B continues from the
+// same state. The tolerance is the course's K-scaled one, and every element is checked by the
+// block's element check; the worst element is printed with the tolerance applied to it, so a
+// loosened tolerance changes a printed result.
 void fillInputs(std::vector<float>& A, std::vector<float>& B) {
-  uint32_t s = kSeed;
-  auto next = [&s] {
-    s = 1664525u * s + 1013904223u;
-    return 2.0f * (static_cast<float>(s >> 8) / 16777216.0f) - 1.0f;
-  };
-  for (float& a : A) a = next();
-  for (float& b : B) b = next();
-}
-
-// The course's tolerance for FP32 dot products of length K: rounding errors
-// grow like sqrt(K) units of 2^-23 (4 of them, for margin), never below 1e-5;
-// atol scales it to the largest reference value, so outputs near zero (where a
-// relative error says nothing) are judged on the matrix's own scale.
-struct Tolerance { double rtol, atol; };
-
-Tolerance toleranceFor(long long K, const std::vector<double>& ref) {
-  const double rtol = std::max(1e-5, 4.0 * std::ldexp(1.0, -23) * std::sqrt(double(K)));
-  double maxRef = 0.0;
-  for (double r : ref) maxRef = std::max(maxRef, std::fabs(r));
-  return Tolerance{rtol, rtol * maxRef};
-}
-
-// An element fails when !(|got - ref| <= atol + rtol * |ref|): NaN and infinity fail.
-// The worst element is reported with the tolerance the check applied to it, so the
-// check line shows the gate itself: a loosened tolerance changes a printed result.
-struct CheckResult {
-  long long failures = 0, worst = 0;
-  double worst_score = 0.0;  // |got - ref| / tolerance; +inf where got is not finite
-  double worst_diff = 0.0, worst_tol = 0.0;  // |got - ref| and the tolerance, at worst
-};
-
-CheckResult checkOutput(const float* got, const double* ref, long long count, Tolerance tol) {
-  CheckResult r;
-  for (long long i = 0; i < count; ++i) {
-    const double d = std::fabs(double(got[i]) - ref[i]);
-    const double t = tol.atol + tol.rtol * std::fabs(ref[i]);
-    if (!(d <= t)) ++r.failures;
-    const double score = !std::isfinite(d) ? HUGE_VAL : t > 0.0 ? d / t : d > 0.0 ? HUGE_VAL : 0.0;
-    if (i == 0 || score > r.worst_score)
-      r.worst_score = score, r.worst = i, r.worst_diff = d, r.worst_tol = t;
-  }
-  return r;
+  Lcg g{kSeed};
+  g.fill(A, 2.0f, -1.0f);
+  g.fill(B, 2.0f, -1.0f);
 }
 
 // Which global accesses of steps 5-10 take the 16-byte path at these sizes (load4 and
@@ -861,36 +872,36 @@ StepResult runStep(int s, const Problem& p, int iters, double peak, double prevM
   auto gate = [&ok](const char* claim) { std::fprintf(stderr, "GATE: %s\n", claim), ok = false; };
 
   const long long count = 1LL * p.m * p.n;
-  const size_t cBytes = size_t(count) * sizeof(float);
-  std::vector<float> got(cBytes / sizeof(float)), again(got.size());
-  CUDA_CHECK(cudaMemset(p.dC, 0xFF, cBytes));  // NaN: an element never written fails
-  launch();
-  CUDA_CHECK_LAUNCH();
-  CUDA_CHECK(cudaMemcpy(got.data(), p.dC, cBytes, cudaMemcpyDeviceToHost));
-  const CheckResult c = checkOutput(got.data(), p.ref.data(), count, p.tol);
+  std::vector<float> got = hostVector<float>(count, "the step's copy of C");
   char claim[400];
-  if (c.failures == 0) {
-    std::fprintf(out, "  check: PASS, all %lld elements within tolerance; worst |got - ref| "
-                 "%.4g at row %lld, col %lld, where the check allows %.4g\n", count,
-                 c.worst_diff, c.worst / p.n, c.worst % p.n, c.worst_tol);
-  } else {
-    std::fprintf(out, "  check: FAIL, %lld of %lld elements outside tolerance, worst at row %lld, "
-                 "col %lld: got %.9g, ref %.9g, where the check allows %.4g\n", c.failures,
-                 count, c.worst / p.n, c.worst % p.n, double(got[size_t(c.worst)]),
-                 p.ref[size_t(c.worst)], c.worst_tol);
-    std::snprintf(claim, sizeof claim, "step %d (%s): %lld of %lld elements failed the check",
-                  s + 1, st.csv_name, c.failures, count);
-    gate(claim);
-  }
-  if (s == kExerciseStep && !registerBlockingProblem(st.kernel).empty())
-    gate(registerBlockingProblem(st.kernel).c_str());
+  // The course's sequence (gemm_check block): C poisoned with NaN, one launch, every element
+  // judged here; only a pass is timed, and the timed launches must leave the checked bits.
+  const auto judge = [&](const std::vector<float>& out_c) {
+    const GemmCheck c = checkElements(out_c.data(), p.ref.data(), count, p.tol);
+    if (c.failures == 0) {
+      std::fprintf(out, "  check: PASS, all %lld elements within tolerance; worst |got - ref| "
+                   "%.4g at row %lld, col %lld, where the check allows %.4g\n", count,
+                   c.worst_diff, c.worst / p.n, c.worst % p.n, c.worst_tol);
+    } else {
+      std::fprintf(out, "  check: FAIL, %lld of %lld elements outside tolerance, worst at row %lld, "
+                   "col %lld: got %.9g, ref %.9g, where the check allows %.4g\n", c.failures,
+                   count, c.worst / p.n, c.worst % p.n, c.worst_got,
+                   c.worst_ref, c.worst_tol);
+      std::snprintf(claim, sizeof claim, "step %d (%s): %lld of %lld elements failed the check",
+                    s + 1, st.csv_name, c.failures, count);
+      gate(claim);
+    }
+    if (s == kExerciseStep && !registerBlockingProblem(st.kernel).empty())
+      gate(registerBlockingProblem(st.kernel).c_str());
+    return c.failures == 0;  // a wrong result is never timed
+  };
+  const CheckedTiming ct = checkThenTime(launch, p.dC, got, judge, kWarmups, iters);
   StepResult r;
-  if (c.failures == 0) {  // a wrong result is never timed
-    const TimingStats t = timeKernel(launch, kWarmups, iters);
-    CUDA_CHECK(cudaMemcpy(again.data(), p.dC, cBytes, cudaMemcpyDeviceToHost));
+  if (ct.passed) {
+    const TimingStats t = ct.t;
     std::snprintf(claim, sizeof claim, "step %d (%s): the timed launches did not reproduce the "
                   "checked output bit for bit", s + 1, st.csv_name);
-    if (std::memcmp(again.data(), got.data(), cBytes) != 0) gate(claim);
+    if (!ct.reproduced) gate(claim);
     r = StepResult{true, t.median_ms, t.median_ms > 0.0 ? p.flop / (t.median_ms * 1e6) : 0.0};
     std::fprintf(out, "  time: median %.4f ms, %.1f GFLOP/s, %.1f%% of measured FP32 peak, ",
                  r.median_ms, r.gflops, 100.0 * r.gflops / peak);
@@ -993,7 +1004,7 @@ Problem prepareProblem(const Options& o, std::FILE* out) {
   p.ref.resize(size_t(o.m * o.n));
   fillInputs(p.A, p.B);
   referenceGemm(p.A.data(), p.B.data(), p.ref.data(), p.m, p.n, p.k);
-  p.tol = toleranceFor(p.k, p.ref);
+  p.tol = gemmTolerance(p.k, maxAbs(p.ref.data(), 1LL * p.m * p.n));
   std::fprintf(out, "Check: every element against a double reference (ascending k; rows 0, M/2 "
                "and M-1 redone on the CPU), output poisoned with NaN first\n  rtol = max(1e-5, "
                "4 * 2^-23 * sqrt(K)) = %.4g, atol = rtol * max|ref| = %.4g\n", p.tol.rtol,
@@ -1378,3 +1389,102 @@ double rooflineGflops(const Ceilings& c, double ai) {
   return std::min(c.fp32_gflops, ai * c.copy_gbs);
 }
 // end common: ceilings
+// common: gemm_check
+// The course's correctness rule for a GEMM, one copy in every lesson that checks one.
+// What lessons choose (parameters): the seed and the value mapping of the inputs (scale * u +
+// offset: 2u - 1 in [-1, 1) or u - 0.5 in [-0.5, 0.5), both exact in float, so every lesson's
+// inputs and reference are the same on every machine); which elements are checked (all, or
+// sampled rows where a full reference costs too much memory); a tolerance given on the command
+// line in place of the K-scaled default. What they do not choose: the rule itself. Lessons that
+// compare precisions (FP16 storage, INT8 codes) judge with their own error metrics and bounds,
+// and take from here the poison, the element check and the host allocation.
+float Lcg::next() {
+  s = 1664525u * s + 1013904223u;
+  return static_cast<float>(s >> 8) / 16777216.0f;  // 24 bits: exact in float
+}
+void Lcg::fill(std::vector<float>& x, float scale, float offset) {
+  for (float& v : x) v = scale * next() + offset;  // scale 1 or 2: the product is exact
+}
+
+// The K-scaled tolerance. The rounding errors of K float additions add like a random walk,
+// so they grow like sqrt(K) units of 2^-23; 4 of them are headroom over that typical size
+// (not a worst-case bound for every order), and 1e-5 is the floor. atol = rtol x max|ref|
+// judges elements near zero (where a relative error says nothing) on the scale of the whole
+// matrix.
+double rtolForK(long long K) {
+  return std::max(1e-5, std::ldexp(4.0, -23) * std::sqrt(static_cast<double>(K)));
+}
+Tolerance gemmTolerance(long long K, double refMax, double rtol, double atol) {
+  const double r = rtol >= 0.0 ? rtol : rtolForK(K);
+  return Tolerance{r, atol >= 0.0 ? atol : r * refMax};
+}
+double maxAbs(const double* x, long long count) {
+  double m = 0.0;
+  for (long long i = 0; i < count; ++i) m = std::max(m, std::fabs(x[i]));
+  return m;
+}
+
+// An element fails when !(d <= t), d = |got - ref|, t = atol + rtol*|ref|: a NaN or an
+// infinity fails (a poisoned element never written is a NaN). The score d / t says how close
+// to the tolerance an element came (1 = at the limit); unlike d / |ref| it stays meaningful
+// where ref is near zero. t = 0 (both tolerances 0): exact (score 0) or not (infinity).
+void GemmCheck::add(long long index, double got, double ref, const Tolerance& tol) {
+  const double d = std::fabs(got - ref), t = tol.atol + tol.rtol * std::fabs(ref);
+  const double score = t > 0.0 ? d / t : d == 0.0 ? 0.0 : HUGE_VAL;
+  if (!(d <= t) && failures++ == 0)
+    first_bad = index, first_got = got, first_ref = ref, first_tol = t;
+  if (checked++ == 0 || (!std::isnan(worst_score) && (std::isnan(score) || score > worst_score)))
+    worst = index, worst_score = score, worst_got = got, worst_ref = ref, worst_diff = d,
+    worst_tol = t;
+  if (!std::isnan(max_abs_err) && (std::isnan(d) || d > max_abs_err)) max_abs_err = d;
+}
+std::string GemmCheck::describe(const char* what, long long cols) const {
+  char buf[300];
+  std::snprintf(buf, sizeof buf, "%s: %lld of %lld elements outside the tolerance, the first "
+                "at (%lld, %lld): got %.9g, ref %.9g", what, failures, checked, first_bad / cols,
+                first_bad % cols, first_got, first_ref);
+  return buf;
+}
+GemmCheck checkElements(const float* got, const double* ref, long long count,
+                        const Tolerance& tol) {
+  GemmCheck c;
+  for (long long i = 0; i < count; ++i) c.add(i, got[i], ref[i], tol);
+  return c;
+}
+
+// Poison, check, time. The poison makes an element the kernel never writes a NaN, so it fails
+// whatever an earlier launch left. The copy back waits for the launch and reports its errors.
+// A result that fails is never timed; one that passes is timed by the lessons' timer, and C
+// is then compared with the checked bits, 1 MiB at a time (no second host copy of C).
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples) {
+  CheckedTiming r;
+  const size_t bytes = got.size() * sizeof(float);
+  CUDA_CHECK(cudaMemset(dC, kPoisonByte, bytes));
+  launch();
+  CUDA_CHECK_LAUNCH();
+  CUDA_CHECK(cudaMemcpy(got.data(), dC, bytes, cudaMemcpyDeviceToHost));
+  if (!(r.passed = judge(static_cast<const std::vector<float>&>(got)))) return r;
+  r.t = timeKernel(launch, warmups, samples);
+  std::vector<float> part(std::min(got.size(), size_t(1) << 18));
+  r.reproduced = true;
+  for (size_t first = 0; first < got.size() && r.reproduced; first += part.size()) {
+    const size_t n = std::min(part.size(), got.size() - first);
+    CUDA_CHECK(cudaMemcpy(part.data(), dC + first, n * sizeof(float), cudaMemcpyDeviceToHost));
+    r.reproduced = std::memcmp(part.data(), got.data() + first, n * sizeof(float)) == 0;
+  }
+  return r;
+}
+
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what) {
+  try {
+    return std::vector<T>(static_cast<size_t>(count));
+  } catch (const std::exception&) {  // std::bad_alloc, or a size past max_size()
+    std::fprintf(stderr, "host allocation failed: %s, %lld bytes\n", what,
+                 count * static_cast<long long>(sizeof(T)));
+    std::exit(EXIT_FAILURE);
+  }
+}
+// end common: gemm_check

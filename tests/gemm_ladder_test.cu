@@ -102,35 +102,35 @@ TEST(GemmLadderInputs, TheProjectsGeneratorAFirstThenB) {
 
 TEST(GemmLadderCheck, KScaledToleranceAndNanAndInfinityFail) {
   const std::vector<double> ref = {2.0, -4.0, 0.5};
-  const Tolerance small = toleranceFor(64, ref);
+  const Tolerance small = gemmTolerance(64, maxAbs(ref.data(), 3));
   EXPECT_DOUBLE_EQ(small.rtol, 1e-5) << "short sums use the 1e-5 floor";
-  const Tolerance big = toleranceFor(4096, ref);
+  const Tolerance big = gemmTolerance(4096, maxAbs(ref.data(), 3));
   EXPECT_DOUBLE_EQ(big.rtol, 4.0 * std::ldexp(1.0, -23) * 64.0);
   EXPECT_DOUBLE_EQ(big.atol, big.rtol * 4.0) << "atol = rtol * max|ref|";
   const float exact[3] = {2.0f, -4.0f, 0.5f};
-  EXPECT_EQ(checkOutput(exact, ref.data(), 3, big).failures, 0);
+  EXPECT_EQ(checkElements(exact, ref.data(), 3, big).failures, 0);
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
   const float bad[3] = {2.0f, nan, inf};
-  const CheckResult c = checkOutput(bad, ref.data(), 3, big);
+  const GemmCheck c = checkElements(bad, ref.data(), 3, big);
   EXPECT_EQ(c.failures, 2);
   EXPECT_EQ(c.worst, 1) << "the first non-finite element is the worst";
   const float off[3] = {2.0f, -4.0f, float(0.5 + 1.5 * big.atol)};
-  EXPECT_EQ(checkOutput(off, ref.data(), 3, big).failures, 1);
-  const CheckResult w = checkOutput(off, ref.data(), 3, big);
+  EXPECT_EQ(checkElements(off, ref.data(), 3, big).failures, 1);
+  const GemmCheck w = checkElements(off, ref.data(), 3, big);
   EXPECT_EQ(w.worst, 2);
   EXPECT_DOUBLE_EQ(w.worst_tol, big.atol + big.rtol * 0.5) << "the tolerance applied there";
   EXPECT_DOUBLE_EQ(w.worst_diff, std::fabs(double(off[2]) - 0.5));
   const Tolerance loose{1000 * big.rtol, 1000 * big.atol};
-  EXPECT_DOUBLE_EQ(checkOutput(off, ref.data(), 3, loose).worst_tol, 1000 * w.worst_tol)
+  EXPECT_DOUBLE_EQ(checkElements(off, ref.data(), 3, loose).worst_tol, 1000 * w.worst_tol)
       << "a loosened tolerance changes what the check line prints";
-  const CheckResult e = checkOutput(exact, ref.data(), 3, big);
+  const GemmCheck e = checkElements(exact, ref.data(), 3, big);
   EXPECT_EQ(e.worst, 0) << "all exact: the first element, its tolerance reported";
   EXPECT_DOUBLE_EQ(e.worst_tol, big.atol + big.rtol * 2.0);
   EXPECT_EQ(e.worst_diff, 0.0);
-  const Tolerance zeroK = toleranceFor(0, {0.0, 0.0});
+  const Tolerance zeroK = gemmTolerance(0, 0.0);
   const float zeros[2] = {0.0f, 1e-30f};
-  EXPECT_EQ(checkOutput(zeros, std::vector<double>{0.0, 0.0}.data(), 2, zeroK).failures, 1)
+  EXPECT_EQ(checkElements(zeros, std::vector<double>{0.0, 0.0}.data(), 2, zeroK).failures, 1)
       << "K = 0: every output must be exactly zero";
 }
 
