@@ -53,6 +53,10 @@ class Attempt:
         # An attempt is judged over every Run: line of its lesson, as a student's exercise is; an
         # own "args" is refused by check_attempts (kept here only to name it).
         self.description, self.args = data.get("description", ""), data.get("args")
+        # A wrong attempt that no recorded output can show (it reads past an edge into values that
+        # multiply by zero, say) names the sentence of the lesson's page that says so and what judges
+        # it instead; verify records it accepted, and check requires that sentence on the page.
+        self.blind_spot = data.get("blind_spot")
         self.edits = [Edit(f"attempt '{self.name}' edit {i + 1}", e["old"], e["new"])
                       for i, e in enumerate(data.get("edits", []))]
 
@@ -146,6 +150,11 @@ def check_mutants(root):
     return errors + check_attempts(root)
 
 
+def prose_of_page(text):
+    """A page's text with its line breaks and runs of blanks folded, so a sentence may span lines."""
+    return " ".join(text.split())
+
+
 def base_program(root, attempt):
     return lesson(root, attempt.lesson, starter=attempt.base == "starter")
 
@@ -172,6 +181,14 @@ def check_attempts(root):
             if a.args is not None:
                 errors.append(f"{where}:1: attempt '{a.name}' has its own \"args\": remove them; every attempt "
                               f"is judged over all the Run: lines of {prog.rel}, as a student's exercise is")
+            if a.blind_spot is not None:
+                page = Path(root) / "lessons" / (prog.name + ".md")
+                text = prose_of_page(read_text(page, "page")) if page.is_file() else ""
+                if a.kind != "wrong":
+                    errors.append(f"{where}:1: attempt '{a.name}': only a wrong attempt can be a blind spot")
+                elif " ".join(a.blind_spot.split()) not in text:
+                    errors.append(f"{where}:1: blind spot '{a.name}' cites a sentence lessons/{prog.name}.md "
+                                  f"does not contain: {a.blind_spot!r}")
             if a.kind not in ("wrong", "correct") or a.base not in ("lesson", "starter"):
                 errors.append(f"{where}:1: attempt '{a.name}': kind must be wrong|correct, base lesson|starter")
                 continue

@@ -200,7 +200,7 @@ class TestRealSpeedRules(unittest.TestCase):
         from suitelib.transcripts import parse_transcript
         cats = catalogue.load(REPO)
         speeds = {n: c.speed for n, c in cats.items() if c.speed}
-        self.assertTrue({"project_template", "report_data", "gemm_ladder"} <= set(speeds), sorted(speeds))
+        self.assertTrue({"report_data", "gemm_ladder"} <= set(speeds), sorted(speeds))
         for name, speed in speeds.items():
             with self.subTest(lesson=name):
                 run = find_lesson_run(REPO, name, speed.args)

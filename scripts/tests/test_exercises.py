@@ -239,8 +239,9 @@ class TestExercisePane(ExerciseScratch):
         self.assertEqual(status, EXIT_OK, out)
         self.assertIn("Not judged by this pane: 1 of the 2 recorded runs", out)
         self.assertIn("- ./demo --twice: fits Compiler Explorer's budget", out)
-        link = next(w for w in out.split() if w.startswith("https://godbolt.org/#"))
-        state = celink.ce_decode(link)
+        self.assertIn("open: scripts/suite.py ce-link exercises/demo.cu --args --twice", out)
+        status, link, _ = self.main("ce-link", "exercises/demo.cu", "--args", "--twice")
+        state = celink.ce_decode(link.strip())
         row = state["content"][0]["content"]
         panes = {p["componentName"]: p["componentState"] for p in row}
         self.assertEqual(panes["executor"]["execArgs"], "--twice")
@@ -282,12 +283,13 @@ class TestSpeedDecision(unittest.TestCase):
         self.assertEqual(speed_decision(sol, sol, slow)["outcome"], "passed")
         self.assertEqual(speed_decision(slow, sol, slow)["outcome"], "failed")
         d = speed_decision([1.2] * 5, sol, slow)
-        self.assertEqual((d["outcome"], d["slow_ratio"], d["threshold"]), ("passed", 3.0, round(3 ** 0.5, 4)))
-        self.assertEqual(speed_decision([2.0] * 5, sol, slow)["outcome"], "failed")
+        self.assertEqual((d["outcome"], d["slow_ratio"], d["threshold"]), ("passed", 3.0, round(3 ** 0.75, 4)))
+        self.assertEqual(speed_decision([2.0] * 5, sol, slow)["outcome"], "passed", "0.63 of the way: passes")
+        self.assertEqual(speed_decision([2.6] * 5, sol, slow)["outcome"], "failed")
 
     def test_near_the_bar_within_the_spread_is_inconclusive(self):
-        sol, slow = [1.0, 1.05, 1.0, 1.0, 1.0], [4.0] * 5
-        self.assertEqual(speed_decision([2.0] * 5, sol, slow)["outcome"], "inconclusive")
+        sol, slow = [1.0, 1.05, 1.0, 1.0, 1.0], [4.0] * 5  # bar 4 ** 0.75 = 2.83, half the spread 2.5%
+        self.assertEqual(speed_decision([2.8] * 5, sol, slow)["outcome"], "inconclusive")
 
     def test_references_not_told_apart_is_inconclusive(self):
         sol, slow = [1.0, 1.3, 1.0, 1.0, 1.0], [1.25] * 5
@@ -318,7 +320,7 @@ def fake_speed_build(prog, text, tmp):
     import re
     body = re.search(r"int twice\(int v\) \{ return (.*?); (?:/\* SLOW \*/ )?\}", text).group(1)
     value = eval(body, {}, {"v": 42})
-    ms = 3.0 if "SLOW" in text else (1.9 if "1 * v" in text else 1.0)
+    ms = 3.0 if "SLOW" in text else (2.6 if "1 * v" in text else 1.0)  # bar: 3 ** 0.75 = 2.28
     path = Path(tmp) / "demo"
     path.write_text("#!/bin/sh\n" + by_arg(T4 + f"answer 42\nk {ms} ms\n", T4 + f"answer {value}\nk {ms} ms\n") + "\n")
     path.chmod(0o755)

@@ -117,6 +117,19 @@ class TestVerifyRecord(Scratch):
         self.write_record(lambda r: r["student_attempts"][0].update(accepted=True))
         self.assertCheckFails("verify-record", "wrong attempt demo/stand-in was accepted")
 
+    def test_wrong_attempt_accepted_as_a_named_blind_spot(self):
+        sentence = "A blind spot: stand-in code prints the right answer here."
+        (self.root / "lessons/demo.md").write_text("# demo\n\nA blind spot: stand-in code prints the\nright answer here.\n")
+        catalogue = self.root / "scripts/catalogue/demo.json"
+        data = json.loads(catalogue.read_text())
+        next(a for a in data["attempts"] if a["name"] == "stand-in")["blind_spot"] = sentence
+        catalogue.write_text(json.dumps(data))
+        self.write_record(lambda r: r["student_attempts"][0].update(accepted=True))
+        self.assertCheckPasses("verify-record")
+        self.assertCheckPasses("attempts")
+        (self.root / "lessons/demo.md").write_text("# demo\n")  # the page no longer names it
+        self.assertCheckFails("attempts", "blind spot 'stand-in' cites a sentence lessons/demo.md does not contain")
+
     def test_attempt_judged_on_the_default_run_only(self):
         self.write_record(lambda r: r["student_attempts"][1].update(runs=["demo"]))
         self.assertCheckFails("verify-record", "student attempt demo/plus-one was judged over ['demo'], not every "
