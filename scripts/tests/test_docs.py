@@ -139,3 +139,33 @@ class TestCourse(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestAnEighthLesson(Scratch):
+    """A lesson is added by files and one course entry, no Python: it shows in list-runs, the README
+    table, the link page, its own page's generated regions and the checks."""
+
+    def setUp(self):
+        super().setUp()
+        for sub in ("lessons", "starter"):
+            text = (self.root / sub / "demo.cu").read_text()
+            (self.root / sub / "eighth.cu").write_text(text.replace("./demo", "./eighth").replace("-o demo demo.cu", "-o eighth eighth.cu"))
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "demo", "day": "1", "teaches": "the miniature"},
+            {"name": "eighth", "day": "8", "teaches": "an eighth lesson, added as data"}]}))
+        (self.root / "README.md").write_text(TOP_README)
+        (self.root / "lessons/eighth.md").write_text("# eighth\n<!-- commands: eighth -->\n<!-- end commands -->\n")
+
+    def test_it_appears_everywhere_the_course_is_listed(self):
+        status, out, _ = self.main("list-runs")
+        self.assertEqual(status, EXIT_OK)
+        self.assertIn("eighth\n", out)
+        self.assertIn("eighth@twice", out)
+        self.assertCheckFails("docs", "README.md")  # the table and the page are stale until sync
+        self.main("sync", writes=True)
+        table = (self.root / "README.md").read_text()
+        self.assertIn("| [`eighth`](lessons/eighth.cu) | 8 | an eighth lesson, added as data |", table)
+        self.assertIn("## eighth", (self.root / "docs/compiler-explorer.md").read_text())
+        self.assertIn("./eighth --twice", (self.root / "lessons/eighth.md").read_text())
+        self.assertCheckPasses("docs")
+        self.assertCheckFails("transcripts", "lessons/eighth.cu:", "has no transcript")
