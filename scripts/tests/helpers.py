@@ -4,6 +4,7 @@ and the `optional` skip that the class runner (run.py) turns into a CTest skip (
 import contextlib
 import hashlib
 import io
+import json
 import os
 import shutil
 import stat
@@ -85,6 +86,13 @@ class Scratch(unittest.TestCase):
         text = path.read_text()
         self.assertIn(old, text, f"fixture {rel} lacks {old!r}")
         path.write_text(text.replace(old, new, count))
+
+    def edit_catalogue(self, fn):
+        """fn(data) edits the miniature catalogue's JSON in place."""
+        path = self.root / "scripts/catalogue/demo.json"
+        data = json.loads(path.read_text())
+        fn(data)
+        path.write_text(json.dumps(data))
 
     def line_of(self, rel, text):
         """'rel:N:' for the first line of rel that contains text."""

@@ -1,7 +1,6 @@
 """Tests of suitelib.catalogue: the mutants and student attempts of scripts/catalogue/*.json,
 their CPU checks, and the attempt runner's verdicts (builds faked, so no GPU is needed)."""
 
-import json
 import re
 import unittest
 from pathlib import Path
@@ -12,11 +11,7 @@ from suitelib.model import resolve_source
 
 
 class CatalogueScratch(Scratch):
-    def edit_catalogue(self, fn):
-        path = self.root / "scripts/catalogue/demo.json"
-        data = json.loads(path.read_text())
-        fn(data)
-        path.write_text(json.dumps(data))
+    """The miniature suite, for the catalogue's tests (edit_catalogue: see helpers.Scratch)."""
 
 
 class TestMutants(CatalogueScratch):

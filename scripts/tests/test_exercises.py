@@ -32,12 +32,6 @@ class ExerciseScratch(Scratch):
         self.record(self.run_of("demo"), stdout=LESSON_OUT)
         self.record(self.run_of("demo@twice"), stdout=TWICE_OUT)
 
-    def edit_catalogue(self, fn):
-        path = self.root / "scripts/catalogue/demo.json"
-        data = json.loads(path.read_text())
-        fn(data)
-        path.write_text(json.dumps(data))
-
 
 class TestExerciseStart(ExerciseScratch):
     def setUp(self):
