@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Final project - gemm_ladder: from 16x16 tiles to cuBLAS-class FP32, one kernel a step.
+// Final project - gemm_ladder: from 16x16 tiles toward cuBLAS FP32, one idea a step.
 //
 // One FP32 GEMM, C = A * B (row-major), runs through ten steps, and each step
 // changes one thing from the step before (its "changes:" line names it): 2
@@ -166,7 +166,8 @@ std::vector<T> hostVector(long long count, const char* what);
 // end common: gemm_check_decl
 
 // =============================================================================
-// The ladder: nine kernels, each adding one idea to the step before
+// The ladder: ten steps, each adding one idea to the step before (steps 3 and 4 share one
+// kernel template; step 10 adds a second kernel that sums its parts)
 // =============================================================================
 // Every kernel computes C (M x N) = A (M x K) * B (K x N), row-major, any sizes:
 // panel loads outside A or B read zero, stores outside C are skipped. Every

@@ -338,13 +338,17 @@ def select_programs(root, only):
 
 
 def speed_table(entries):
-    rows = ["| lesson | region | run | slow reference / solution | bar | spread | correct attempts (ratio: outcome) |",
-            "|---|---|---|---|---|---|---|"]
+    """The speed phase's measurements, judged by today's rule (exercises.speed_outcome), as check does."""
+    rows = ["| lesson | region | run | slow reference / solution | bar (today's rule) | spread | "
+            "correct attempts (ratio: outcome) |", "|---|---|---|---|---|---|---|"]
     for e in entries:
         if e.get("error"):
             rows.append(f"| {e.get('lesson')} | {e.get('region')} | {e.get('run')} | not timed | | | {e['error'][:120]} |")
             continue
-        tried = "; ".join(f"{a['name']} {a.get('ratio')}: {a.get('outcome')}" for a in e.get("attempts", []))
-        rows.append(f"| {e['lesson']} | {e['region']} | {e['run']} | {e.get('slow_ratio')} | {e.get('threshold')} | "
+        W, spread = e.get("slow_ratio") or 0.0, e.get("spread") or float("inf")
+        tried = "; ".join(f"{a['name']} {a.get('ratio')}: {exercises.speed_outcome(a.get('ratio') or 0.0, W, spread)[0]}"
+                          for a in e.get("attempts", []))
+        bar = exercises.speed_outcome(1.0, W, spread)[1]
+        rows.append(f"| {e['lesson']} | {e['region']} | {e['run']} | {e.get('slow_ratio')} | {bar:.4f} | "
                     f"{e.get('spread')} | {tried} |")
     return "\n".join(rows) + "\n"
