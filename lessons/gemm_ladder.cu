@@ -1049,7 +1049,7 @@ int main(int argc, char** argv) {
   CommandLine cl(argc, argv, usageText());
   const Options o = parseOptions(cl);  // exit 2 on a bad command line, no CUDA call
   const cudaDeviceProp prop = requireCudaDevice();  // exit 77 without a device
-  std::FILE* out = o.csv ? stderr : stdout;          // --csv: stdout holds the CSV alone
+  std::FILE* out = o.csv ? stderr : stdout;  // --csv: stdout holds two "# " lines, then the CSV
   const char* hash = o.csv ? "# " : "";
   std::printf("%sGPU: %s (compute capability %d.%d)\n", hash, prop.name, prop.major, prop.minor);
   const long long bigBlocks = ((o.m + kBM - 1) / kBM) * ((o.n + kBN - 1) / kBN);
