@@ -623,7 +623,8 @@ __global__ void __launch_bounds__(kThreadsWide, kMinBlocks)
 // With one part (tiles enough, or K too short) it runs step 9's code in one
 // launch that writes C directly.
 constexpr int kSplitBlocks = 256;  // split while the grid has fewer blocks than this
-constexpr int kSplitMinK = 256;    // ... and every part keeps at least this many k
+constexpr int kSplitMinK = 256;    // ... and K / parts stays at least this (a part rounds to
+                                   // whole 16-k panels; the last takes the rest)
 constexpr int kMaxSplits = 16;
 
 __host__ __device__ inline int splitCount(long long M, long long N, long long K) {
