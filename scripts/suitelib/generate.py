@@ -57,12 +57,6 @@ def _with_common(root, rel, text):
     return "".join(lines), origins, problems
 
 
-def with_common_blocks(root, rel, text):
-    """(text with every `// common: NAME` region's body replaced by common/NAME.cuh, errors)."""
-    new, _, errors = _with_common(root, rel, text)
-    return new, [e for _, e in errors]
-
-
 def _starter(lesson_rel, lesson_text, lesson_origins, starter_rel, starter_text):
     """(the starter as the lesson with each solution region replaced by the starter's exercise body of
     the same name, origins, errors)."""
@@ -90,13 +84,6 @@ def _starter(lesson_rel, lesson_text, lesson_origins, starter_rel, starter_text)
                 line = pattern.sub(repl, line)
             lines[i] = line
     return "".join(lines), origins, []
-
-
-def starter_from_lesson(lesson_rel, lesson_text, starter_rel, starter_text):
-    """(the starter regenerated from the lesson, keeping the starter's exercise bodies, errors)."""
-    origins = [(lesson_rel, no) for no in range(1, len(lesson_text.splitlines()) + 1)]
-    new, _, errors = _starter(lesson_rel, lesson_text, origins, starter_rel, starter_text)
-    return (starter_text if new is None else new), [e for _, e in errors]
 
 
 def source_plan(root):

@@ -285,19 +285,6 @@ def resolve_source(root, name):
                      f"(give a lesson name, starter/NAME, or a .cu path in the tree)")
 
 
-def segments(text, kind):
-    """Split a file into (outside chunks as (first line, lines), region names) around regions of kind."""
-    lines = text.splitlines(keepends=True)
-    regions = [r for r in parse_regions("", text)[0] if r.kind == kind]
-    outside, names, pos = [], [], 0
-    for r in regions:
-        outside.append((pos + 1, lines[pos:r.open_line - 1]))
-        names.append(r.name)
-        pos = r.close_line
-    outside.append((pos + 1, lines[pos:]))
-    return outside, names
-
-
 def first_difference(a_lines, b_lines):
     """Index of the first differing line of two lists, or None when equal."""
     for i in range(max(len(a_lines), len(b_lines))):
