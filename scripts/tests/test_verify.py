@@ -175,8 +175,15 @@ class TestVerifyRecord(Scratch):
 
     def test_speed_references_not_told_apart(self):
         self.add_speed()
-        self.write_record(lambda r: r.update(exercise_speed=[self.speed_entry(separated=False)]))
-        self.assertCheckFails("verify-record", "the slow reference (3.0 times the solution) is not told apart")
+        self.write_record(lambda r: r.update(exercise_speed=[self.speed_entry(slow_ratio=1.01)]))
+        self.assertCheckFails("verify-record", "the slow reference (1.01 times the solution) is not told apart")
+
+    def test_the_record_is_judged_by_todays_rule_not_its_stored_outcome(self):
+        self.add_speed()
+        entry = self.speed_entry()
+        entry["attempts"][1].update(ratio=2.0, outcome="failed")  # under a midpoint bar; 3 ** 0.75 = 2.28
+        self.write_record(lambda r: r.update(exercise_speed=[entry]))
+        self.assertCheckPasses("verify-record")
 
     def test_speed_record_lacking_a_correct_attempt(self):
         self.add_speed()
