@@ -245,6 +245,28 @@ TEST(Inputs, Day66HalfIntegersWouldProveNothing) {
   }
 }
 
+// The page and the inputs comment: at K = 100 some of Day 66's sums already pass 65504 (the
+// largest, 69,024.5), so a half accumulator turns them into infinity there.
+TEST(Inputs, Day66HalfIntegersOverflowHalfAlreadyAtK100) {
+  const int n = 100;
+  std::vector<float> x(static_cast<size_t>(n) * n);
+  for (int e = 0; e < n * n; ++e) x[size_t(e)] = static_cast<float>(e % 97) * 0.5f;
+  std::vector<float> wide(n), narrow(n);
+  std::vector<double> ref(n);
+  double largest = 0.0;
+  bool infinite = false;
+  for (int i = 0; i < n; ++i) {
+    referenceRowCpu(x.data(), x.data(), ref.data(), i, n, n);
+    emulateHalfKernelsRow(x.data(), x.data(), n, i, wide.data(), narrow.data());
+    for (int j = 0; j < n; ++j) {
+      largest = std::max(largest, ref[size_t(j)]);
+      infinite = infinite || std::isinf(narrow[size_t(j)]);
+    }
+  }
+  EXPECT_EQ(largest, 69024.5);
+  EXPECT_TRUE(infinite) << "some half-accumulated sum overflows at K = 100";
+}
+
 TEST(Inputs, PeriodicFormulas) {
   EXPECT_EQ(inputA(0), -48 * 0.013f);
   EXPECT_EQ(inputA(96), 48 * 0.013f);
