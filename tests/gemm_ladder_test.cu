@@ -66,6 +66,10 @@ TEST(GemmLadderCli, TheDefaultsFitTheHostBudgetsAnd4096Runs) {
   Options o;
   o.m = o.n = o.k = kDefaultDim;
   EXPECT_LE(hostBytes(o), 32LL << 20) << "the default run stays far below 200 MiB of host memory";
+  EXPECT_EQ(hostBytes(o), 20LL << 20) << "A and B (4 MiB each), the double reference (8 MiB) and "
+                                         "one step's float copy of C (4 MiB)";
+  EXPECT_NE(usageText().find("on stdout two lines starting \"# \""), std::string::npos)
+      << "--csv's stdout starts with the GPU and [device] lines, then the CSV";
   o.m = o.n = o.k = 4096;
   EXPECT_LE(hostBytes(o), kMaxHostBytes);
 }
@@ -160,8 +164,10 @@ TEST(GemmLadderTable, EachStepNamesItsOneChange) {
   EXPECT_NE(std::string(kLadder[6].changes).find("only which outputs"), std::string::npos);
   EXPECT_EQ(std::string(kLadder[7].changes).find("deep"), std::string::npos)
       << "step 8 double-buffers and changes no panel depth";
-  EXPECT_NE(std::string(kLadder[8].changes).find("8 x 16"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[8].changes).find("other blocks as step 8"), std::string::npos);
   EXPECT_NE(std::string(kLadder[9].changes).find("fewer than 256 blocks"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[9].changes).find("rounded up to whole 16-k panels, the last "
+                                                  "taking the rest"), std::string::npos);
   // The facts those sentences state, from the constants the kernels use.
   EXPECT_EQ(kBMPad, 132);
   EXPECT_EQ(kBK, kT1) << "every step's panels are as deep as step 1's tiles";
@@ -171,7 +177,6 @@ TEST(GemmLadderTable, EachStepNamesItsOneChange) {
   EXPECT_EQ(kBN3, kBN2) << "step 3 keeps step 2's tile";
   EXPECT_EQ(kBM * kBN, 128 * 128);
   EXPECT_EQ(kThreads, 256);
-  EXPECT_EQ(kThreadsWide, 128);
   EXPECT_EQ(kSplitBlocks, 256);
   EXPECT_EQ(kSplitMinK, 256);
 }
@@ -180,10 +185,10 @@ TEST(GemmLadderTable, TenStepsEachLaunchingWholeTiles) {
   ASSERT_EQ(kSteps, 10);
   const std::vector<std::string> names = {"tiled_16x16", "blocktile_1d",   "regblock_2d",
                                           "tile_128",    "vectorized",     "transposed_a",
-                                          "warptile",    "double_buffered", "wide_microtile",
+                                          "warptile",    "double_buffered", "interior_loads",
                                           "split_k"};
   const int outputsPerThread[kSteps] = {1,         kTM2,      kTM * kTN, kTM * kTN,     kTM * kTN,
-                                        kTM * kTN, kTM * kTN, kTM * kTN, kTM * kTNWide, kTM * kTNWide};
+                                        kTM * kTN, kTM * kTN, kTM * kTN, kTM * kTN,     kTM * kTN};
   for (int s = 0; s < kSteps; ++s) {
     EXPECT_EQ(kLadder[s].csv_name, names[size_t(s)]);
     EXPECT_EQ(kLadder[s].threads * outputsPerThread[s], kLadder[s].tile_m * kLadder[s].tile_n)
@@ -195,6 +200,7 @@ TEST(GemmLadderTable, TenStepsEachLaunchingWholeTiles) {
   EXPECT_NE(kLadder[kExerciseStep].kernel, kLadder[kExerciseStep + 1].kernel)
       << "steps 3 and 4: two instances of one template";
   EXPECT_STREQ(kLadder[kSplitStep].csv_name, "split_k");
+  EXPECT_STREQ(kLadder[kInteriorStep].csv_name, "interior_loads");
   EXPECT_LE(2 * (kBK * kBMPad + kBK * kBN) * 4, 48 * 1024) << "no opt-in needed anywhere";
 }
 
@@ -204,7 +210,8 @@ TEST(GemmLadderSplit, TheSplitFollowsFromTheSizesAlone) {
   EXPECT_EQ(splitCount(4096, 4096, 4096), 1);
   EXPECT_EQ(splitCount(8192, 8192, 8192), 1);
   EXPECT_EQ(splitCount(1000, 1030, 999), 2) << "72 tiles; 4 parts would be under 256 k";
-  EXPECT_EQ(splitCount(200, 150, 600), 2) << "the Sanitize: run splits, so it is checked";
+  EXPECT_EQ(splitCount(200, 150, 600), 2);
+  EXPECT_EQ(splitCount(130, 132, 512), 2) << "the Sanitize: run splits, so it is checked";
   EXPECT_EQ(splitCount(200, 150, 37), 1);
   EXPECT_EQ(splitCount(1, 1, 1 << 20), kMaxSplits);
   EXPECT_EQ(splitCount(0, 0, 1 << 20), kMaxSplits) << "no tiles: no division by them";
@@ -230,33 +237,24 @@ TEST(GemmLadderSplit, TheSplitFollowsFromTheSizesAlone) {
     }
 }
 
-// Steps 7-8 (TN = 8, 256 threads, warps of 64 x 32) and 9-10 (TN = 16, 128 threads,
-// warps of 64 x 64): the map of readFragments and storeWarpTile covers the tile once.
-template <int TN>
-void expectEachOutputOnce() {
-  constexpr int threads = kBM * kBN / (kTM * TN), wn = 4 * TN;
+// Steps 7-10 (256 threads, warps of 64 x 32): the map of readFragments and storeWarpTile
+// covers the tile once.
+TEST(GemmLadderWarpTile, EveryOutputOfTheBlockTileHasExactlyOneThread) {
   std::vector<int> owner(size_t(kBM * kBN), -1);
-  for (int tid = 0; tid < threads; ++tid)
+  for (int tid = 0; tid < kThreads; ++tid)
     for (int i = 0; i < kTM; ++i)
-      for (int j = 0; j < TN; ++j) {  // the same map as readFragments and storeWarpTile
-        const int r = warpTileRow0<wn>(tid) + (i / 4) * (kWM / 2) + i % 4;
-        const int c = warpTileCol0<wn>(tid) + (j / 4) * kLaneSpan + j % 4;
+      for (int j = 0; j < kTN; ++j) {  // the same map as readFragments and storeWarpTile
+        const int r = warpTileRow0(tid) + (i / 4) * (kWM / 2) + i % 4;
+        const int c = warpTileCol0(tid) + (j / 4) * kLaneSpan + j % 4;
         ASSERT_TRUE(r >= 0 && r < kBM && c >= 0 && c < kBN) << tid;
         EXPECT_EQ(owner[size_t(r * kBN + c)], -1) << "row " << r << ", col " << c;
         owner[size_t(r * kBN + c)] = tid;
       }
-  for (int tid = 0; tid < threads; ++tid) {  // each warp's outputs are its 64 x wn tile
+  for (int tid = 0; tid < kThreads; ++tid) {  // each warp's outputs are its 64 x 32 tile
     const int warp = tid / 32;
-    const int r = warpTileRow0<wn>(tid), c = warpTileCol0<wn>(tid);
-    EXPECT_EQ(r / kWM, warp / (kBN / wn));
-    EXPECT_EQ(c / wn, warp % (kBN / wn));
+    EXPECT_EQ(warpTileRow0(tid) / kWM, warp / (kBN / kWN));
+    EXPECT_EQ(warpTileCol0(tid) / kWN, warp % (kBN / kWN));
   }
-}
-
-TEST(GemmLadderWarpTile, EveryOutputOfTheBlockTileHasExactlyOneThread) {
-  expectEachOutputOnce<kTN>();
-  expectEachOutputOnce<kTNWide>();
-  EXPECT_EQ(kWNWide, 64);
   EXPECT_EQ(kWN, 32);
 }
 
@@ -270,8 +268,8 @@ std::set<int> chunks(int first, int warp, int (*start)(int)) {
 TEST(GemmLadderWarpTile, AWarpsFragmentReadsAreContiguousSoNoBankConflicts) {
   for (int warp = 0; warp < kThreads / 32; ++warp)
     for (int h = 0; h < 2; ++h) {
-      const std::set<int> a = chunks(h * kWM / 2, warp, warpTileRow0<>);
-      const std::set<int> b = chunks(h * kWN / 2, warp, warpTileCol0<>);
+      const std::set<int> a = chunks(h * kWM / 2, warp, warpTileRow0);
+      const std::set<int> b = chunks(h * kWN / 2, warp, warpTileCol0);
       ASSERT_EQ(a.size(), 8u);  // 8 float4 of A: 128 contiguous bytes, all 32 banks once
       EXPECT_EQ(*a.rbegin() - *a.begin(), 7 * 16);
       ASSERT_EQ(b.size(), 4u);  // 4 float4 of B: 64 contiguous bytes
@@ -283,6 +281,62 @@ TEST(GemmLadderWarpTile, AWarpsFragmentReadsAreContiguousSoNoBankConflicts) {
   for (int lane = 0; lane < 32; ++lane) b4.insert(32 * (lane % 16));
   EXPECT_EQ(b4.size(), 16u);
   EXPECT_EQ(*b4.rbegin() - *b4.begin(), 15 * 32);
+}
+
+// Step 9: which tiles take the unguarded loads, from the sizes alone, as printed. The
+// Sanitize: run has both kinds, so memcheck sees each path.
+TEST(GemmLadderInterior, OnlyTilesInsideCWithWholePanelsAndAlignedRows) {
+  EXPECT_EQ(interiorTiles(1024, 1024, 1024), 64);
+  EXPECT_EQ(interiorTiles(200, 260, 608), 2) << "rows 0-127 x columns 0-255";
+  EXPECT_EQ(interiorTiles(130, 132, 512), 1) << "the Sanitize: run: one tile of each kind at least";
+  EXPECT_EQ(interiorTiles(1000, 1030, 999), 0) << "K = 999 is not a multiple of 16";
+  EXPECT_EQ(interiorTiles(1024, 1030, 1024), 0) << "N = 1030 is not a multiple of 4";
+  EXPECT_EQ(interiorTiles(127, 1024, 1024), 0) << "no tile lies inside 127 rows";
+  EXPECT_TRUE(interiorTile(0, 0, 128, 128, 16));
+  EXPECT_FALSE(interiorTile(0, 0, 127, 128, 16));
+  EXPECT_FALSE(interiorTile(0, 0, 128, 127, 16));
+  EXPECT_FALSE(interiorTile(0, 0, 128, 128, 24));
+  EXPECT_FALSE(interiorTile(0, 0, 128, 130, 16)) << "N = 130: rows of B are not 16-byte aligned";
+  EXPECT_EQ(interiorText(1024, 1024, 1024),
+            "64 of 64 tiles load without bounds tests (inside C: 64)");
+  EXPECT_EQ(interiorText(130, 132, 512), "1 of 4 tiles load without bounds tests (inside C: 1)");
+  EXPECT_EQ(interiorText(1000, 1030, 999),
+            "0 of 72 tiles load without bounds tests (inside C: 56; K = 999 is not a multiple of "
+            "16 and N = 1030 is not a multiple of 4)");
+}
+
+// Step 9's loads are fetchPanels' float4s: thread tid's i-th A float4 is row e / 4, k
+// e % 4 * 4 of the panel and its i-th B float4 row e / 32, column e % 32 * 4 (e = tid + i x
+// 256), and the 256 threads load each float4 of both panels once. Run here on host arrays
+// whose every element holds its own index.
+TEST(GemmLadderInterior, EachThreadLoadsTheFloat4sFetchPanelsLoads) {
+  const int M = 256, N = 384, K = 64, rowBase = 128, colBase = 256;
+  std::vector<float> A(size_t(M) * K), B(size_t(K) * N);
+  for (size_t e = 0; e < A.size(); ++e) A[e] = float(e);
+  for (size_t e = 0; e < B.size(); ++e) B[e] = float(e);
+  for (int k0 : {0, 16, 48}) {
+    std::set<long long> seenA, seenB;
+    for (int tid = 0; tid < kThreads; ++tid) {
+      PanelRegs p{};
+      InteriorPanels(A.data(), B.data(), N, K, rowBase, colBase, tid)(k0, p);
+      for (int i = 0; i < kBM * kBK / 4 / kThreads; ++i) {
+        const int e = tid + i * kThreads;
+        const long long at = (1LL * rowBase + e / 4) * K + k0 + e % 4 * 4;
+        EXPECT_EQ(p.a[i].x, float(at)) << "tid " << tid << ", A float4 " << i;
+        EXPECT_EQ(p.a[i].w, float(at + 3));
+        seenA.insert(at);
+      }
+      for (int i = 0; i < kBK * kBN / 4 / kThreads; ++i) {
+        const int e = tid + i * kThreads;
+        const long long at = (1LL * k0 + e / 32) * N + colBase + e % 32 * 4;
+        EXPECT_EQ(p.b[i].x, float(at)) << "tid " << tid << ", B float4 " << i;
+        EXPECT_EQ(p.b[i].w, float(at + 3));
+        seenB.insert(at);
+      }
+    }
+    EXPECT_EQ(seenA.size(), size_t(kBM * kBK / 4)) << "every float4 of the A panel, once";
+    EXPECT_EQ(seenB.size(), size_t(kBK * kBN / 4)) << "every float4 of the B panel, once";
+  }
 }
 
 }  // namespace

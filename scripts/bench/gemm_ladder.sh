@@ -12,7 +12,7 @@
 set -u
 OUT=${OUT:-/tmp/gl_out}; ROUNDS=${ROUNDS:-3}; SIZES=${SIZES:-"1024 2048 4096 8192"}
 NCU=${NCU:-1}; VARIANTS=${VARIANTS:-}; VSIZES=${VSIZES:-"2048 4096"}
-W=$(mktemp -d); R=$W/res; mkdir -p $R
+W=${W:-$(mktemp -d)}; R=$W/res; mkdir -p $R
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cp "$root/lessons/gemm_ladder.cu" "$root/anchors/cublas_sgemm.cu" $W/
 cd $W
@@ -45,24 +45,24 @@ done
 ./gl90 -m 1000 -n 1030 -k 999 > $R/run_odd.txt 2>&1; echo "rc=$?" >> $R/run_odd.txt
 ./gl75 > $R/run75_default.txt 2>&1; echo "rc=$?" >> $R/run75_default.txt
 ./gl75 -m 1000 -n 1030 -k 999 > $R/run75_odd.txt 2>&1; echo "rc=$?" >> $R/run75_odd.txt
-res() { grep -E "check:|split:|at these sizes|rtol|Problem|changes:" "$1"; }
+res() { grep -E "check:|split:|interior:|at these sizes|rtol|Problem|changes:" "$1"; }
 { diff <(res $R/run_default.txt) <(res $R/run75_default.txt) && echo "sm_75 default: same result lines";
   diff <(res $R/run_odd.txt) <(res $R/run75_odd.txt) && echo "sm_75 odd: same result lines"; } > $R/sm75_compare.txt 2>&1
 # Repeat run: the same digits.
 ./gl90 > $R/run_default2.txt 2>&1; diff <(res $R/run_default.txt) <(res $R/run_default2.txt) > $R/repeat_compare.txt 2>&1 && echo "repeat: same result lines" >> $R/repeat_compare.txt
 # compute-sanitizer on the Sanitize: line.
 SAN=$(grep -m1 '^// Sanitize:' gemm_ladder.cu | sed 's|^// Sanitize: *./gemm_ladder||')
-for tool in memcheck racecheck; do
+for tool in ${SANITIZERS:-memcheck racecheck}; do
   timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 ./gl90 $SAN > $R/san_$tool.txt 2>&1; echo "rc=$?" >> $R/san_$tool.txt
 done
 # ncu: issue slots, shared-memory wavefronts and bank conflicts, registers, occupancy.
 if [ "$NCU" = 1 ]; then
   M="smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,launch__registers_per_thread,launch__occupancy_limit_registers,sm__warps_active.avg.pct_of_peak_sustained_active,smsp__warps_issue_stalled_barrier_per_warp_active.pct,smsp__warps_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__warps_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warps_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warps_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warps_issue_stalled_not_selected_per_warp_active.pct,smsp__warps_issue_stalled_wait_per_warp_active.pct,smsp__warps_issue_stalled_dispatch_stall_per_warp_active.pct,smsp__warps_issue_stalled_selected_per_warp_active.pct,gpu__time_duration.sum,launch__grid_size,launch__waves_per_multiprocessor"
-  for n in 4096 1024; do  # -iters 1: each kernel 5 launches (check, 3 warm-ups, 1 timed)
-    timeout 200 ncu --clock-control none -k regex:'^(gemm|reduce)' --launch-skip 0 --metrics $M --csv ./gl90 -n $n -iters 1 > $R/ncu_n$n.csv 2> $R/ncu_n$n.err
+  for n in ${NCU_SIZES:-4096 1024}; do  # -iters 1: each kernel 5 launches (check, 3 warm-ups, 1 timed)
+    timeout 200 ncu --clock-control none -k regex:"${NCU_KERNELS:-^(gemm|reduce)}" --launch-skip 0 --metrics $M --csv ./gl90 -n $n -iters 1 > $R/ncu_n$n.csv 2> $R/ncu_n$n.err
     echo "rc=$?" >> $R/ncu_n$n.err
   done
-  for k in gemmDoubleBuffered gemmWideMicroTile; do  # stall reasons, one launch each
+  for k in ${NCU_SECTIONS:-gemmDoubleBuffered gemmWideMicroTile}; do  # stall reasons, one launch each
     timeout 120 ncu --clock-control none -k $k -c 1 --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis ./gl90 -n 4096 -iters 1 > $R/ncu_sections_$k.txt 2>&1
   done
 fi
