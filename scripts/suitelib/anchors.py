@@ -88,13 +88,19 @@ def write_csv(path, entries):
                     encoding="utf-8")
 
 
-def measure_anchors(root, bin_dir, gpu, progress, runner=run_binary):
-    """Interleaved lesson and cuBLAS runs -> the record's `anchors` list (empty without the anchor)."""
+def measure_anchors(root, bin_dir, gpu, progress, runner=run_binary, kept=()):
+    """Interleaved lesson and cuBLAS runs -> the record's `anchors` list (empty without the anchor).
+    kept: entries of lessons a partial verify did not select, carried over as they were recorded
+    (each with the cuBLAS rate of its own session), in course order with the new ones."""
     anchor = Path(bin_dir) / "cublas_sgemm"
     if not anchor.is_file():
         progress("anchors: no cublas_sgemm binary (CUDA::cublas not found or anchors/ absent); none recorded")
         return []
-    entries = anchor_entries(*interleave(root, bin_dir, anchor, progress, runner))
+    measured = anchor_entries(*interleave(root, bin_dir, anchor, progress, runner))
+    new = {e["lesson"] for e in measured}
+    pool = [e for e in kept if e.get("lesson") not in new] + measured
+    order = [c.name for c in course(root)]
+    entries = sorted(pool, key=lambda e: order.index(e["lesson"]) if e["lesson"] in order else len(order))
     write_csv(Path(root) / "expected" / gpu / "data" / "anchors.csv", entries)
     return entries
 

@@ -282,7 +282,9 @@ def cmd_verify(args):
         record["student_attempts"] = [a for a in old.get("student_attempts", []) if a["lesson"] not in names] + attempts
         record["exercise_speed"] = [s for s in old.get("exercise_speed", []) if s.get("lesson") not in names] \
             + record["exercise_speed"]
-    record["anchors"] = measure_anchors(root, native, gpu, progress)
+    # A partial verify measures only its lessons' anchors and keeps the others' as recorded.
+    kept = [e for e in (old or {}).get("anchors", []) if e.get("lesson") not in {p.name for p in progs}]
+    record["anchors"] = measure_anchors(root, native, gpu, progress, kept=kept)
     record["ctest_gpu"] = ctest_gpu(root) if not args.no_ctest else (old or {}).get("ctest_gpu")
     record["total_wall_s"] = round(time.monotonic() - t0, 1)
     log = [n for p in progs for r in p.runs() for n in (results.get(("run", p.rel, r.id)) or {"notes": [f"{r.id}: not finished"]})["notes"]]

@@ -254,6 +254,24 @@ class TestAnchors(Scratch):
         csv = (self.root / "expected/h200/data/anchors.csv").read_text()
         self.assertTrue(csv.startswith("lesson,kernel,n,gflops,cublas_gflops,ratio\n"))
 
+    def test_a_partial_verify_keeps_the_other_lessons_anchors(self):
+        def runner(binary, args):
+            if Path(binary).name == "cublas_sgemm":
+                return {"exit_code": 0, "stdout": f"kernel,n,median_ms,gflops\ncublas_sgemm,{args[1]},1.0,50000\n"}
+            return {"exit_code": 0, "stdout": self.LADDER.format(a=10000, b=40000)}
+        folder = self.fake("gemm_ladder", "true", "bin")
+        self.fake("cublas_sgemm", "true", "bin")
+        old = [{"lesson": "sweep", "kernel": "point 256/16/4", "n": 1024, "gflops": 15388.4,
+                "cublas_gflops": 36852.8, "ratio": 0.418},
+               {"lesson": "gemm_ladder", "kernel": "tiled16", "n": 4096, "gflops": 1.0,
+                "cublas_gflops": 2.0, "ratio": 0.5}]
+        entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner, kept=old)
+        self.assertIn(old[0], entries, "a lesson this verify did not measure keeps its entry")
+        self.assertNotIn(old[1], entries, "a measured lesson's old entry is replaced, not kept")
+        self.assertEqual(len(entries), 3)
+        csv = (self.root / "expected/h200/data/anchors.csv").read_text()
+        self.assertIn("sweep,point 256/16/4,1024,15388.4,36852.8,0.418", csv)
+
     def test_no_anchor_binary_records_nothing(self):
         self.assertEqual(anchors.measure_anchors(self.root, self.root, "h200", lambda s: None), [])
 
