@@ -179,7 +179,7 @@ constexpr int kT1 = 16;                        // step 1: 16 x 16 tiles, 256 thr
 constexpr int kBK = 16;                        // steps 2-10: k per panel, step 1's tile depth
 constexpr int kBM2 = 64, kBN2 = 64, kTM2 = 8;  // step 2: 64 x 64 block tile, 8 outputs a thread
 constexpr int kThreads2 = kBM2 * kBN2 / kTM2;  // 512
-constexpr int kTM = 8, kTN = 8;                // steps 3-8: 8 x 8 micro-tile per thread
+constexpr int kTM = 8, kTN = 8;                // steps 3-10: 8 x 8 micro-tile per thread
 constexpr int kBM3 = 64, kBN3 = 64;            // step 3: step 2's block tile
 constexpr int kBM = 128, kBN = 128;            // steps 4-10: 128 x 128 block tile
 constexpr int kThreads = kBM * kBN / (kTM * kTN);  // 256
@@ -817,8 +817,8 @@ const Step kLadder[kSteps] = {
      "blocks whose 128 x 128 tile lies inside C, when K is a multiple of 16 and N of 4, load "
      "each float4 from a base pointer plus an offset (step 8: through load4's bounds tests); "
      "other blocks as step 8",
-     "the tests and 64-bit row offsets of every load are instructions that compete with the "
-     "FMAs for issue slots; an interior block's loads need none of them",
+     "the bounds tests of every load (three and a branch per float4) are instructions that "
+     "compete with the FMAs for issue slots; an interior block's loads make none",
      LADDER_KERNEL(gemmInteriorLoads, kThreads, 1), kBM, kBN},
     {"split_k", "K split where the grid is small",
      "where 128 x 128 tiles make fewer than 256 blocks, K is cut into 2 to 16 parts (K / parts "
@@ -1014,7 +1014,7 @@ std::string usageText() {
   std::snprintf(
       buf, sizeof buf,
       "usage: gemm_ladder [-n N] [-m M] [-k K] [-iters I] [--csv] [-h | --help]\n"
-      "C (M x N) = A (M x K) * B (K x N), FP32, row-major, by eleven steps, each checked against\n"
+      "C (M x N) = A (M x K) * B (K x N), FP32, row-major, by ten steps, each checked against\n"
       "a double reference, then timed.\n"
       "  -n N        columns of C, an integer in [0, %lld] (default %lld); -n alone is\n"
       "              square: M and K default to N\n"
@@ -1025,8 +1025,9 @@ std::string usageText() {
       "              its [device] line), then the CSV: a header and one row per step\n"
       "              (kernel,n,median_ms,gflops,m,k,...)\n"
       "  -h, --help  print this help and exit\n"
-      "Exit status: 0 every step passed, 1 a failed check or CUDA error, 2 bad command line,\n"
-      "77 no usable CUDA device.\n",
+      "Exit status: 0 every step passed; 1 a gate failed (a GATE: line on stderr says which)\n"
+      "or a CUDA call, a host allocation or a write failed; 2 a bad command line or a problem\n"
+      "too large for the host or this device; 77 no usable CUDA device.\n",
       kMaxDim, kDefaultDim, kMaxDim, kMaxIters, kDefaultIters, kWarmups);
   return buf;
 }

@@ -72,6 +72,9 @@ TEST(GemmLadderCli, TheDefaultsFitTheHostBudgetsAnd4096Runs) {
       << "--csv's stdout starts with the GPU and [device] lines, then the CSV";
   o.m = o.n = o.k = 4096;
   EXPECT_LE(hostBytes(o), kMaxHostBytes);
+  EXPECT_EQ(hostBytes(o), 320LL << 20) << "the page: 320 MiB of host buffers at -n 4096";
+  EXPECT_LT(usageText().size() + 1, 1400u) << "the usage text fits its buffer, untruncated";
+  EXPECT_NE(usageText().find("77 no usable CUDA device.\n"), std::string::npos);
 }
 
 TEST(GemmLadderDevice, GridsAndMemoryAreCheckedAgainstTheDevicesLimits) {

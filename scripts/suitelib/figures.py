@@ -9,6 +9,10 @@ SPEC is one of
                                                        COLUMN of the single row whose columns equal the KEY=VALUEs
     FILE /REGEX/ [| FORMAT]                            a text file under expected/<gpu>/: the first capture
                                                        group of the first line the regex matches
+    FILE.json LIST/FIELD KEY=VALUE [...] [| FORMAT]    a JSON record (verify.json): FIELD of the single
+                                                       entry of its top-level list LIST whose fields equal
+                                                       the KEY=VALUEs (so one lesson's entry, never the
+                                                       first of several)
     SPEC over SPEC [| FORMAT]                          the ratio of two figures
 FORMAT is a Python format spec applied to the number (`,.0f`, `.2f`, `.1%`); without one a figure is
 inserted as read, and a ratio as `.3g`. A published constant (a datasheet limit, a spec value) is
@@ -21,6 +25,7 @@ lesson is re-measured. This module works on single lines; docs.py walks the page
 
 import csv
 import io
+import json
 import re
 from pathlib import Path
 
@@ -137,6 +142,27 @@ def _csv_value(records, file_, column, keys):
     return hits[0][index[column]]
 
 
+def _json_value(records, file_, column, keys):
+    listing, slash, field = column.partition("/")
+    if not slash or not listing or not field:
+        raise FigureError(f"want 'FILE.json LIST/FIELD KEY=VALUE ...', got {column!r}")
+    try:
+        data = json.loads(records.text(file_))
+    except ValueError as exc:
+        raise FigureError(f"expected/{records.gpu}/{file_} is not JSON: {exc}")
+    entries = data.get(listing) if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise FigureError(f"expected/{records.gpu}/{file_} has no list {listing!r}")
+    hits = [e for e in entries if isinstance(e, dict) and all(str(e.get(k)) == v for k, v in keys)]
+    what = " ".join(f"{k}={v}" for k, v in keys)
+    if len(hits) != 1:
+        raise FigureError(f"expected/{records.gpu}/{file_} has {len(hits)} entries of {listing} with {what} "
+                          f"(want exactly one)")
+    if field not in hits[0]:
+        raise FigureError(f"the {listing} entry with {what} in expected/{records.gpu}/{file_} has no {field!r}")
+    return str(hits[0][field])
+
+
 def _regex_value(records, file_, regex):
     for line in records.text(file_).splitlines():
         m = regex.search(line)
@@ -148,7 +174,9 @@ def _regex_value(records, file_, regex):
 
 
 def _term_value(records, term):
-    return _csv_value(records, *term[1:]) if term[0] == "csv" else _regex_value(records, *term[1:])
+    if term[0] == "regex":
+        return _regex_value(records, *term[1:])
+    return (_json_value if term[1].endswith(".json") else _csv_value)(records, *term[1:])
 
 
 def _number(text):

@@ -22,11 +22,23 @@ bandwidth 3951.9 GB/s (copy kernel)
 """
 
 
+VERIFY = """{
+  "exercise_speed": [
+    {"lesson": "project_template", "slow_ratio": 1.059},
+    {"lesson": "gemm_ladder", "slow_ratio": 6.8605},
+    {"lesson": "twice", "slow_ratio": 1.0},
+    {"lesson": "twice", "slow_ratio": 2.0}
+  ]
+}
+"""
+
+
 def write_records(root):
     data = Path(root) / "expected/h200/data"
     data.mkdir(parents=True, exist_ok=True)
     (data / "anchors.csv").write_text(ANCHORS)
     (data / "demo.out").write_text(OUT)
+    (Path(root) / "expected/h200/verify.json").write_text(VERIFY)
 
 
 class TestSpec(unittest.TestCase):
@@ -69,6 +81,20 @@ class TestSpec(unittest.TestCase):
                 with self.assertRaises(FigureError) as ctx:
                     self.value(spec)
                 self.assertIn(needle, str(ctx.exception))
+
+    def test_json_entry_by_its_keys_not_the_first_match(self):
+        self.assertEqual(figure_value(self.records, "verify.json exercise_speed/slow_ratio lesson=gemm_ladder | .2f"),
+                         "6.86")
+        # A regex over the same file takes the first lesson's figure: the reason the JSON form exists.
+        self.assertEqual(figure_value(self.records, 'verify.json /"slow_ratio": ([0-9.]+)/'), "1.059")
+        for spec, says in [("verify.json exercise_speed/slow_ratio lesson=twice", "2 entries"),
+                           ("verify.json exercise_speed/slow_ratio lesson=none", "0 entries"),
+                           ("verify.json anchors/ratio lesson=x", "no list 'anchors'"),
+                           ("verify.json exercise_speed/bar lesson=gemm_ladder", "has no 'bar'"),
+                           ("verify.json slow_ratio lesson=gemm_ladder", "LIST/FIELD")]:
+            with self.assertRaises(FigureError) as ctx:
+                figure_value(self.records, spec)
+            self.assertIn(says, str(ctx.exception), spec)
 
     def test_parse_keeps_a_pipe_inside_the_regex(self):
         terms, fmt = parse_spec(r"data/demo.out /(a | b)/ | .2f")
