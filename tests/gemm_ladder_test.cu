@@ -290,6 +290,10 @@ TEST(GemmLadderWarpTile, AWarpsFragmentReadsAreContiguousSoNoBankConflicts) {
 // Sanitize: run has both kinds, so memcheck sees each path.
 TEST(GemmLadderInterior, OnlyTilesInsideCWithWholePanelsAndAlignedRows) {
   EXPECT_EQ(interiorTiles(1024, 1024, 1024), 64);
+  // The page: at the anchor sizes every tile takes the unguarded loads.
+  EXPECT_EQ(interiorTiles(2048, 2048, 2048), 256);
+  EXPECT_EQ(interiorTiles(4096, 4096, 4096), 1024);
+  EXPECT_EQ(interiorTiles(8192, 8192, 8192), 4096);
   EXPECT_EQ(interiorTiles(200, 260, 608), 2) << "rows 0-127 x columns 0-255";
   EXPECT_EQ(interiorTiles(130, 132, 512), 1) << "the Sanitize: run: one tile of each kind at least";
   EXPECT_EQ(interiorTiles(1000, 1030, 999), 0) << "K = 999 is not a multiple of 16";
