@@ -62,7 +62,7 @@ if [ "$NCU" = 1 ]; then
     timeout 200 ncu --clock-control none -k regex:"${NCU_KERNELS:-^(gemm|reduce)}" --launch-skip 0 --metrics $M --csv ./gl90 -n $n -iters 1 > $R/ncu_n$n.csv 2> $R/ncu_n$n.err
     echo "rc=$?" >> $R/ncu_n$n.err
   done
-  for k in ${NCU_SECTIONS:-gemmDoubleBuffered gemmWideMicroTile}; do  # stall reasons, one launch each
+  for k in ${NCU_SECTIONS:-gemmDoubleBuffered gemmInteriorLoads}; do  # stall reasons, one launch each
     timeout 120 ncu --clock-control none -k $k -c 1 --section WarpStateStats --section SchedulerStats --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis ./gl90 -n 4096 -iters 1 > $R/ncu_sections_$k.txt 2>&1
   done
 fi
