@@ -733,15 +733,17 @@ __global__ void reduceSplits(const float* W, float* C, long long count, int spli
 
 // Step 11 - the B panel copied by cp.async. Step 10's interior blocks move both
 // panels through registers: in the source, the next panel is loaded as a panel
-// starts, held while its FMAs run, then stored into shared memory. cp.async (sm_80 and later) copies global
-// memory straight into shared memory: no registers hold the data on its way and
-// no store instruction is issued. The B panel is stored as it lies in B, so
-// each of its float4s is one 16-byte copy, issued as the panel before starts
-// and waited for (cp.async.wait_all) just before the barrier. A is transposed on
-// its way and still passes through registers. The values and their places in
-// shared memory are step 10's, so the sums and the digits are too. Code built
-// for an older GPU (an sm_75 build, say) loads and stores B through registers
-// at the same point instead; the [device] line says which this build runs.
+// starts, held while its FMAs run, then stored into shared memory. cp.async
+// (sm_80 and later) copies global memory straight into shared memory: no
+// registers hold the data on its way and no store instruction is issued. The B
+// panel is stored as it lies in B, so each of its float4s is one 16-byte copy,
+// issued as the panel before starts and waited for (cp.async.wait_all) just
+// before the barrier. A is transposed on its way and still passes through
+// registers. The values and their places in shared memory are step 10's, so the
+// sums and the digits are too. Code built for an older GPU (an sm_75 build,
+// say) loads and stores B through registers at the same point instead; the
+// [device] line says which this build runs (and prints it at sizes with no
+// interior tile too, where step 11 runs step 10's code).
 __host__ __device__ inline void copy16Async(float* dst, const float* src) {  // both 16-byte aligned
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
