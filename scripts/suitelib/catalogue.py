@@ -36,13 +36,18 @@ class Edit:
 
 
 class Mutant(Edit):
-    def __init__(self, name, description, old, new, expect=None, blind_spot=None, args=None, sanitizer=None):
+    def __init__(self, name, description, old, new, expect=None, blind_spot=None, args=None, sanitizer=None,
+                 arch=None):
         super().__init__(f"mutant '{name}'", old, new)
         self.name, self.description = name, description
         self.expect, self.blind_spot, self.args = expect, blind_spot, args
         # A race may print right numbers on one GPU and wrong ones on another: such a mutant is
         # judged by a compute-sanitizer tool (e.g. racecheck) on the program's Sanitize: run.
         self.sanitizer = sanitizer
+        # Code behind `#if __CUDA_ARCH__ >= 800` never runs in the Build: line's sm_75 build, not
+        # even on a newer GPU (that runs the sm_75 PTX): a mutant of it is built with -arch=ARCH
+        # ("native": the GPU at hand) in place of the Build: line's -arch.
+        self.arch = arch
 
 
 class Attempt:
@@ -99,7 +104,7 @@ def load_one(path):
     data = json.loads(read_text(path, "catalogue"))
     name = data["lesson"]
     mutants = [Mutant(m["name"], m["description"], m["old"], m["new"], m.get("expect"), m.get("blind_spot"),
-                      m.get("args"), m.get("sanitizer")) for m in data.get("mutants", [])]
+                      m.get("args"), m.get("sanitizer"), m.get("arch")) for m in data.get("mutants", [])]
     attempts = [Attempt(name, a) for a in data.get("attempts", [])]
     exercise = data.get("exercise", {})
     worded = exercise.get("student_worded", [])
@@ -124,8 +129,37 @@ def prose(text):
     return re.sub(r"\s*\n\s*//\s*", " ", text)
 
 
+ARCH_GUARD = re.compile(r"^\s*#\s*if\b.*__CUDA_ARCH__\s*>=\s*(\d+)")
+
+
+def arch_guard_at(text, pos):
+    """The least __CUDA_ARCH__ the code at offset pos is compiled for: the largest N of the
+    `#if ... __CUDA_ARCH__ >= N` branches (not their #else) that enclose it; 0 if none."""
+    stack = []  # one entry per open #if: N while in its first branch, else 0
+    for line in text[:pos].splitlines():
+        directive = line.strip()
+        if directive.startswith("#if"):
+            m = ARCH_GUARD.match(line)
+            stack.append(int(m.group(1)) if m else 0)
+        elif directive.startswith(("#else", "#elif")) and stack:
+            stack[-1] = 0
+        elif directive.startswith("#endif") and stack:
+            stack.pop()
+    return max(stack, default=0)
+
+
+def build_arch(prog):
+    """The Build: line's -arch=sm_N as a __CUDA_ARCH__ value (sm_75: 750; 0 when it names none)."""
+    for arg in prog.build_argv():
+        m = re.fullmatch(r"-arch=sm_(\d+)[af]?", arg)
+        if m:
+            return int(m.group(1)) * 10
+    return 0
+
+
 def check_mutants(root):
-    """Every mutant still applies exactly once; every lesson has enough; plus the attempts check."""
+    """Every mutant still applies exactly once; every lesson has enough; a mutant of code that the
+    Build: line's architecture never compiles names the one to build it for; plus the attempts check."""
     errors, cats = [], load(root)
     for name, cat in sorted(cats.items()):
         path = Path(root) / "lessons" / (name + ".cu")
@@ -144,6 +178,13 @@ def check_mutants(root):
             if m.blind_spot and m.blind_spot not in prose(text):
                 errors.append(f"lessons/{name}.cu:1: blind spot '{m.name}' cites a sentence the lesson "
                               f"no longer contains: {m.blind_spot!r}")
+            guard = arch_guard_at(text, text.find(m.old)) if count == 1 else 0
+            built = build_arch(lesson(root, name))
+            if guard > built and not m.arch:
+                line = text[:text.find(m.old)].count("\n") + 1
+                errors.append(f"lessons/{name}.cu:{line}: mutant '{m.name}' edits code compiled only for "
+                              f"__CUDA_ARCH__ >= {guard}, which the Build: line's build (sm_{built // 10}) never "
+                              f"runs: give it \"arch\": \"native\" (or an sm_ at least that new)")
     for prog in programs(root):
         if not prog.is_starter and (prog.name not in cats or not cats[prog.name].mutants):
             errors.append(f"{prog.rel}:1: lesson has no mutants in the catalogue (scripts/catalogue/{prog.name}.json)")
@@ -238,11 +279,16 @@ def replace_region(text, region, body):
     return "".join(lines[:r.open_line]) + body.rstrip("\n") + "\n" + "".join(lines[r.close_line - 1:])
 
 
-def build_in_scratch(prog, text, tmp):
-    """Write text under the program's file name in tmp and compile it with its Build: line.
+def build_in_scratch(prog, text, tmp, arch=None):
+    """Write text under the program's file name in tmp and compile it with its Build: line (with
+    -arch=ARCH in place of the line's -arch where arch is given).
 
     Returns (binary path, None) or (None, the compiler's first error line)."""
     argv = prog.build_argv()
+    if arch:
+        if not any(a.startswith("-arch=") for a in argv):
+            return None, f"cannot build for {arch}: the Build: line has no -arch= to replace"
+        argv = [f"-arch={arch}" if a.startswith("-arch=") else a for a in argv]
     (Path(tmp) / prog.path.name).write_text(text, encoding="utf-8")
     try:
         built = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=900)
@@ -261,8 +307,10 @@ def one_line(result, limit=300):
 def run_mutant(root, prog, mutant):
     """Build and run one mutant in a scratch folder; return its record entry."""
     entry = {"name": mutant.name, "description": mutant.description}
+    if mutant.arch:
+        entry["arch"] = mutant.arch
     with tempfile.TemporaryDirectory(prefix="suite-mutant-") as tmp:
-        binary, failure = build_in_scratch(prog, mutant.apply(prog.text), tmp)
+        binary, failure = build_in_scratch(prog, mutant.apply(prog.text), tmp, mutant.arch)
         if binary is None:
             entry.update(killed=False, outcome=failure)
             return entry

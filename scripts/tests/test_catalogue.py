@@ -154,6 +154,67 @@ class TestAttemptRunner(CatalogueScratch):
         self.assertFalse(self.judge_all()["times-two"]["accepted"])
 
 
+class TestMutantArch(CatalogueScratch):
+    """A mutant of code behind `#if __CUDA_ARCH__ >= 800` is a no-op in the Build: line's sm_75 build,
+    even on a newer GPU (which runs that build's PTX): check demands an arch, and the build uses it."""
+
+    GUARDED = ("#if __CUDA_ARCH__ >= 800\n__device__ int fast() { return 7; }\n#else\n"
+               "__device__ int fast() { return 6; }\n#endif\n")
+
+    def plant(self, old="return 7;", **extra):
+        self.edit("lessons/demo.cu", "int main(", self.GUARDED + "int main(")
+        mutant = dict({"name": "guarded", "description": "x", "old": old, "new": "return 8;",
+                       "expect": "GATE:"}, **extra)
+        self.edit_catalogue(lambda d: d["mutants"].append(mutant))
+
+    def test_a_mutant_of_code_the_build_line_never_compiles_must_name_an_arch(self):
+        self.plant()
+        self.assertCheckFails("mutants", "mutant 'guarded' edits code compiled only for __CUDA_ARCH__ >= 800",
+                              "the Build: line's build (sm_75) never runs")
+
+    def test_naming_an_arch_passes(self):
+        self.plant(arch="native")
+        self.assertCheckPasses("mutants")
+
+    def test_the_else_branch_needs_none(self):
+        self.plant(old="return 6;")
+        self.assertCheckPasses("mutants")
+
+    def test_the_guard_that_encloses_an_offset(self):
+        text = ("a\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n#ifdef X\nb\n#endif\nc\n#else\n"
+                "d\n#endif\ne\n")
+        self.assertEqual([catalogue.arch_guard_at(text, text.index(w)) for w in "abcde"], [0, 900, 900, 0, 0])
+
+    def test_the_build_uses_the_arch_in_place_of_the_build_lines(self):
+        import tempfile
+        from unittest import mock
+        prog = resolve_source(self.root, "demo")
+        argvs = []
+
+        def fake_run(argv, **_):
+            argvs.append(argv)
+            return mock.Mock(returncode=0, stderr="")
+        with patched(catalogue.subprocess, "run", fake_run), tempfile.TemporaryDirectory() as tmp:
+            catalogue.build_in_scratch(prog, prog.text, tmp)
+            catalogue.build_in_scratch(prog, prog.text, tmp, "native")
+        self.assertIn("-arch=sm_75", argvs[0])
+        self.assertIn("-arch=native", argvs[1])
+        self.assertNotIn("-arch=sm_75", argvs[1])
+
+    def test_the_record_names_the_arch_a_mutant_was_built_for(self):
+        seen = []
+
+        def fake_build(prog, text, tmp, arch=None):
+            seen.append(arch)
+            return None, "does not compile: planted"
+        mutant = catalogue.Mutant("guarded", "x", "return 42;", "return 43;", "GATE:", arch="native")
+        with patched(catalogue, "build_in_scratch", fake_build):
+            entry = catalogue.run_mutant(self.root, resolve_source(self.root, "demo"), mutant)
+        self.assertEqual(seen, ["native"])
+        self.assertEqual(entry["arch"], "native")
+        self.assertFalse(entry["killed"])
+
+
 if __name__ == "__main__":
     unittest.main()
 
