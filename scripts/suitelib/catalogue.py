@@ -141,20 +141,53 @@ def arch_guard_at(text, pos):
         if directive.startswith("#if"):
             m = ARCH_GUARD.match(line)
             stack.append(int(m.group(1)) if m else 0)
-        elif directive.startswith(("#else", "#elif")) and stack:
+        elif directive.startswith("#elif") and stack:
+            m = re.search(r"__CUDA_ARCH__\s*>=\s*(\d+)", line)
+            stack[-1] = int(m.group(1)) if m else 0
+        elif directive.startswith("#else") and stack:
             stack[-1] = 0
         elif directive.startswith("#endif") and stack:
             stack.pop()
     return max(stack, default=0)
 
 
+NVCC_DEFAULT_ARCH = 750  # what nvcc 13.0 builds for when a command names no architecture
+ARCH_VALUE = re.compile(r"native|sm_\d+[af]?")
+
+
+def _arch_slots(argv):
+    """Indices of argv that hold the target architecture: -arch=X, --gpu-architecture=X, or the
+    word after -arch / --gpu-architecture."""
+    slots = []
+    for i, arg in enumerate(argv):
+        if arg.startswith(("-arch=", "--gpu-architecture=")):
+            slots.append(i)
+        elif arg in ("-arch", "--gpu-architecture") and i + 1 < len(argv):
+            slots.append(i + 1)
+    return slots
+
+
 def build_arch(prog):
-    """The Build: line's -arch=sm_N as a __CUDA_ARCH__ value (sm_75: 750; 0 when it names none)."""
-    for arg in prog.build_argv():
-        m = re.fullmatch(r"-arch=sm_(\d+)[af]?", arg)
-        if m:
-            return int(m.group(1)) * 10
-    return 0
+    """The Build: line's architecture as a __CUDA_ARCH__ value (sm_75: 750); nvcc's default where the
+    line names none, 0 where it names one that is not sm_N (compute_N, native, all)."""
+    argv = prog.build_argv()
+    slots = _arch_slots(argv)
+    if not slots:
+        return NVCC_DEFAULT_ARCH
+    m = re.fullmatch(r"sm_(\d+)[af]?", argv[slots[0]].split("=", 1)[-1])
+    return int(m.group(1)) * 10 if m else 0
+
+
+def native_arch():
+    """sm_N of GPU 0 from nvidia-smi, or None. nvcc's own -arch=native warns and builds its default
+    architecture when it sees no GPU, which would build a mutant of sm_80 code for sm_75 unseen."""
+    try:
+        done = subprocess.run(["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader", "-i", "0"],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = re.fullmatch(r"(\d+)\.(\d+)", done.stdout.strip())
+    return f"sm_{m.group(1)}{m.group(2)}" if done.returncode == 0 and m else None
 
 
 def check_mutants(root):
@@ -178,12 +211,16 @@ def check_mutants(root):
             if m.blind_spot and m.blind_spot not in prose(text):
                 errors.append(f"lessons/{name}.cu:1: blind spot '{m.name}' cites a sentence the lesson "
                               f"no longer contains: {m.blind_spot!r}")
+            if m.arch is not None and not ARCH_VALUE.fullmatch(str(m.arch)):
+                errors.append(f"lessons/{name}.cu:1: mutant '{m.name}' has arch {m.arch!r}: want \"native\" "
+                              f"or sm_N")
             guard = arch_guard_at(text, text.find(m.old)) if count == 1 else 0
             built = build_arch(lesson(root, name))
             if guard > built and not m.arch:
                 line = text[:text.find(m.old)].count("\n") + 1
+                what = f"sm_{built // 10}" if built else "an architecture this check cannot read"
                 errors.append(f"lessons/{name}.cu:{line}: mutant '{m.name}' edits code compiled only for "
-                              f"__CUDA_ARCH__ >= {guard}, which the Build: line's build (sm_{built // 10}) never "
+                              f"__CUDA_ARCH__ >= {guard}, which the Build: line's build ({what}) never "
                               f"runs: give it \"arch\": \"native\" (or an sm_ at least that new)")
     for prog in programs(root):
         if not prog.is_starter and (prog.name not in cats or not cats[prog.name].mutants):
@@ -286,9 +323,14 @@ def build_in_scratch(prog, text, tmp, arch=None):
     Returns (binary path, None) or (None, the compiler's first error line)."""
     argv = prog.build_argv()
     if arch:
-        if not any(a.startswith("-arch=") for a in argv):
-            return None, f"cannot build for {arch}: the Build: line has no -arch= to replace"
-        argv = [f"-arch={arch}" if a.startswith("-arch=") else a for a in argv]
+        target = native_arch() if arch == "native" else arch
+        if target is None:
+            return None, "cannot build for the GPU at hand: nvidia-smi reports no compute capability"
+        slots = _arch_slots(argv)
+        for i in slots:
+            argv[i] = argv[i].split("=", 1)[0] + "=" + target if "=" in argv[i] else target
+        if not slots:
+            argv.insert(1, f"-arch={target}")
     (Path(tmp) / prog.path.name).write_text(text, encoding="utf-8")
     try:
         built = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=900)

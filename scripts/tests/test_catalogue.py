@@ -182,24 +182,50 @@ class TestMutantArch(CatalogueScratch):
 
     def test_the_guard_that_encloses_an_offset(self):
         text = ("a\n#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900\n#ifdef X\nb\n#endif\nc\n#else\n"
-                "d\n#endif\ne\n")
-        self.assertEqual([catalogue.arch_guard_at(text, text.index(w)) for w in "abcde"], [0, 900, 900, 0, 0])
+                "d\n#endif\ne\n#if __CUDA_ARCH__ < 700\nf\n#elif __CUDA_ARCH__ >= 800\ng\n#endif\n")
+        self.assertEqual([catalogue.arch_guard_at(text, text.index(w)) for w in "abcdefg"],
+                         [0, 900, 900, 0, 0, 0, 800])
 
-    def test_the_build_uses_the_arch_in_place_of_the_build_lines(self):
+    def builds(self, *arches, native="sm_90"):
+        """The argv of each build_in_scratch(demo, arch) call, nvidia-smi answering native."""
         import tempfile
         from unittest import mock
         prog = resolve_source(self.root, "demo")
-        argvs = []
+        argvs, outcomes = [], []
 
         def fake_run(argv, **_):
             argvs.append(argv)
             return mock.Mock(returncode=0, stderr="")
-        with patched(catalogue.subprocess, "run", fake_run), tempfile.TemporaryDirectory() as tmp:
-            catalogue.build_in_scratch(prog, prog.text, tmp)
-            catalogue.build_in_scratch(prog, prog.text, tmp, "native")
+        with patched(catalogue.subprocess, "run", fake_run), patched(catalogue, "native_arch", lambda: native), \
+                tempfile.TemporaryDirectory() as tmp:
+            outcomes = [catalogue.build_in_scratch(prog, prog.text, tmp, a) for a in arches]
+        return argvs, outcomes
+
+    def test_the_build_uses_the_arch_in_place_of_the_build_lines(self):
+        argvs, _ = self.builds(None, "native", "sm_100a")
         self.assertIn("-arch=sm_75", argvs[0])
-        self.assertIn("-arch=native", argvs[1])
+        self.assertIn("-arch=sm_90", argvs[1], "native: the GPU nvidia-smi reports")
         self.assertNotIn("-arch=sm_75", argvs[1])
+        self.assertIn("-arch=sm_100a", argvs[2])
+
+    def test_native_without_a_gpu_is_no_build(self):
+        """nvcc's -arch=native would warn and build sm_75 without a GPU: the harness refuses instead."""
+        argvs, outcomes = self.builds("native", native=None)
+        self.assertEqual(argvs, [])
+        self.assertIsNone(outcomes[0][0])
+        self.assertIn("nvidia-smi reports no compute capability", outcomes[0][1])
+
+    def test_a_build_line_without_an_arch(self):
+        self.edit("lessons/demo.cu", "-O0 -arch=sm_75 -o demo", "-O0 -o demo")
+        self.assertEqual(catalogue.build_arch(resolve_source(self.root, "demo")), catalogue.NVCC_DEFAULT_ARCH)
+        argvs, _ = self.builds("native")
+        self.assertIn("-arch=sm_90", argvs[0])
+        self.plant()
+        self.assertCheckFails("mutants", "the Build: line's build (sm_75) never runs")
+
+    def test_a_malformed_arch_is_refused(self):
+        self.plant(arch="sm75")
+        self.assertCheckFails("mutants", "mutant 'guarded' has arch 'sm75'")
 
     def test_the_record_names_the_arch_a_mutant_was_built_for(self):
         seen = []
