@@ -200,6 +200,10 @@ def check_mutants(root):
             errors.append(f"lessons/{name}.cu:1: the catalogue names a lesson that does not exist")
             continue
         text = read_text(path)
+        try:
+            built = build_arch(lesson(root, name))
+        except SuiteError:  # none, two, or unbalanced quotes
+            built = None  # the build-lines check names a Build: line it cannot read
         killable = [m for m in cat.mutants if not m.blind_spot]
         if len(killable) < MIN_KILLED:
             errors.append(f"lessons/{name}.cu:1: only {len(killable)} mutants expected to be killed (need {MIN_KILLED})")
@@ -214,10 +218,10 @@ def check_mutants(root):
             if m.arch is not None and not ARCH_VALUE.fullmatch(str(m.arch)):
                 errors.append(f"lessons/{name}.cu:1: mutant '{m.name}' has arch {m.arch!r}: want \"native\" "
                               f"or sm_N")
-            guard = arch_guard_at(text, text.find(m.old)) if count == 1 else 0
-            built = build_arch(lesson(root, name))
-            if guard > built and not m.arch:
-                line = text[:text.find(m.old)].count("\n") + 1
+            at = text.find(m.old)
+            guard = arch_guard_at(text, at) if count == 1 else 0
+            if built is not None and guard > built and not m.arch:
+                line = text[:at].count("\n") + 1
                 what = f"sm_{built // 10}" if built else "an architecture this check cannot read"
                 errors.append(f"lessons/{name}.cu:{line}: mutant '{m.name}' edits code compiled only for "
                               f"__CUDA_ARCH__ >= {guard}, which the Build: line's build ({what}) never "

@@ -5,7 +5,6 @@ text generate.sync_plan computes, the same text `sync` writes."""
 import concurrent.futures
 import difflib
 import os
-import shlex
 import shutil
 import subprocess
 import tempfile
@@ -153,7 +152,10 @@ def build_line_problems(prog):
     if len(header) != 1:
         return []  # reported by the markers check
     no, cmd = header[0]
-    argv = shlex.split(cmd)
+    try:
+        argv = prog.build_argv()
+    except SuiteError as exc:  # an unbalanced quote
+        return [str(exc)]
     if not argv or argv[0] != "nvcc":
         return [f"{prog.rel}:{no}: Build: line must start with nvcc: {cmd}"]
     if prog.path.name not in argv or "-o" not in argv or argv.index("-o") + 1 >= len(argv):

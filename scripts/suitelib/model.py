@@ -143,7 +143,10 @@ class Program:
         lines = self.header()["Build"]
         if len(lines) != 1:
             raise SuiteError(f"{self.rel}:1: header needs exactly one '// Build:' line (found {len(lines)})")
-        return shlex.split(lines[0][1])
+        try:
+            return shlex.split(lines[0][1])
+        except ValueError as exc:  # an unbalanced quote
+            raise SuiteError(f"{self.rel}:{lines[0][0]}: the Build: line cannot be split into words: {exc}")
 
     def runs(self):
         """Recorded runs: every Run: line of a lesson, the first of a starter."""

@@ -223,6 +223,29 @@ class TestMutantArch(CatalogueScratch):
         self.plant()
         self.assertCheckFails("mutants", "the Build: line's build (sm_75) never runs")
 
+    def test_native_reads_the_compute_capability(self):
+        from unittest import mock
+        for said, code, want in (("9.0\n", 0, "sm_90"), ("7.5\n", 0, "sm_75"), ("12.0\n", 0, "sm_120"),
+                                 ("", 9, None), ("[N/A]\n", 0, None)):
+            with patched(catalogue.subprocess, "run", lambda *a, **k: mock.Mock(returncode=code, stdout=said)):
+                self.assertEqual(catalogue.native_arch(), want, said)
+
+    def test_an_unreadable_build_line_leaves_the_arch_check_to_build_lines(self):
+        """The mutants check goes on (here: an anchor gone) where it cannot read the Build: line."""
+        self.plant()
+        self.edit("lessons/demo.cu", "return 2 * v;", "return v + v;")
+        for bad in ("// Build: nvcc 'unclosed", "// Built: nvcc"):
+            with self.subTest(bad):
+                self.edit("lessons/demo.cu", "// Build: nvcc", bad)
+                err = self.main("check")[2]
+                mutants = [line for line in err.splitlines() if "[mutants]" in line]
+                self.assertTrue(any("mutant 'm2' no longer applies" in line for line in mutants), mutants)
+                self.assertFalse(any("Build:" in line or "edits code compiled only for" in line
+                                     for line in mutants), mutants)
+                self.assertIn("[build-lines] lessons/demo.cu:3: the Build: line cannot be split into words"
+                              if "'" in bad else "header needs exactly one '// Build:' line (found 0)", err)
+                self.edit("lessons/demo.cu", bad, "// Build: nvcc")
+
     def test_a_malformed_arch_is_refused(self):
         self.plant(arch="sm75")
         self.assertCheckFails("mutants", "mutant 'guarded' has arch 'sm75'")
