@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Final project - gemm_ladder: from 16x16 tiles toward cuBLAS FP32, one idea a step.
 //
-// One FP32 GEMM, C = A * B (row-major), runs through ten steps, and each step
+// One FP32 GEMM, C = A * B (row-major), runs through eleven steps, and each step
 // changes one thing from the step before (its "changes:" line names it): 2
 // computes 8 outputs a thread down a column; 3 an 8 x 8 micro-tile a thread from
 // register fragments, on the same 64 x 64 block tile; 4 runs that kernel on a
@@ -11,10 +11,11 @@
 // (warp tiles); 8 double-buffers panels and fragments; 9 lets blocks whose tile
 // lies inside C load without bounds tests (it prints how many); 10 splits K
 // where the grid is too small to fill the GPU (the sizes decide, and it prints
-// how). Every step is
-// checked before it is timed (output poisoned with NaN, every element against a
-// double reference, the tolerance scaled with K and printed with the worst
-// error), then timed, and placed against the FP32 peak this program measures.
+// how); 11 copies the B panel into shared memory with cp.async where the build
+// allows (it prints which). Every step is checked before it is timed (output
+// poisoned with NaN, every element against a double reference, the tolerance
+// scaled with K and printed with the worst error), then timed, and placed
+// against the FP32 peak this program measures.
 // Sizes that are not multiples of the tiles are handled.
 // A separate program (anchors/cublas_sgemm.cu) times cuBLAS on the same inputs.
 //
@@ -167,38 +168,38 @@ std::vector<T> hostVector(long long count, const char* what);
 // end common: gemm_check_decl
 
 // =============================================================================
-// The ladder: ten steps, each adding one idea to the step before (steps 3 and 4 share one
-// kernel template; step 10 adds a second kernel that sums its parts)
+// The ladder: eleven steps, each adding one idea to the step before (steps 3 and 4 share one
+// kernel template; steps 10 and 11 add a second kernel that sums their parts)
 // =============================================================================
 // Every kernel computes C (M x N) = A (M x K) * B (K x N), row-major, any sizes:
 // panel loads outside A or B read zero, stores outside C are skipped. Every
 // output is one fmaf chain in ascending k, started at 0.0f, in steps 1-9: those
 // steps change where the data lives and who computes what, not the arithmetic.
-// Step 10, where it splits K, adds a few such chains in a fixed order.
+// Steps 10 and 11, where they split K, add a few such chains in a fixed order.
 constexpr int kT1 = 16;                        // step 1: 16 x 16 tiles, 256 threads
-constexpr int kBK = 16;                        // steps 2-10: k per panel, step 1's tile depth
+constexpr int kBK = 16;                        // steps 2-11: k per panel, step 1's tile depth
 constexpr int kBM2 = 64, kBN2 = 64, kTM2 = 8;  // step 2: 64 x 64 block tile, 8 outputs a thread
 constexpr int kThreads2 = kBM2 * kBN2 / kTM2;  // 512
-constexpr int kTM = 8, kTN = 8;                // steps 3-10: 8 x 8 micro-tile per thread
+constexpr int kTM = 8, kTN = 8;                // steps 3-11: 8 x 8 micro-tile per thread
 constexpr int kBM3 = 64, kBN3 = 64;            // step 3: step 2's block tile
-constexpr int kBM = 128, kBN = 128;            // steps 4-10: 128 x 128 block tile
+constexpr int kBM = 128, kBN = 128;            // steps 4-11: 128 x 128 block tile
 constexpr int kThreads = kBM * kBN / (kTM * kTN);  // 256
-constexpr int kBMPad = kBM + 4;  // transposed A panel row (steps 6-10): 4 spare floats keep
+constexpr int kBMPad = kBM + 4;  // transposed A panel row (steps 6-11): 4 spare floats keep
                                  // 16-byte alignment and move each k row 4 banks on
-constexpr int kMinBlocks = 2;      // steps 3-10: registers capped so that two blocks fit an
+constexpr int kMinBlocks = 2;      // steps 3-11: registers capped so that two blocks fit an
                                    // SM (256 threads: 128 a thread)
-constexpr int kWM = 64, kWN = 32;  // steps 7-10: the output tile of one warp
-constexpr int kLaneSpan = 16;      // steps 7-10: 4 lanes x 4 columns, so a lane's blocks of
+constexpr int kWM = 64, kWN = 32;  // steps 7-11: the output tile of one warp
+constexpr int kLaneSpan = 16;      // steps 7-11: 4 lanes x 4 columns, so a lane's blocks of
                                    // 4 columns sit 16 apart (and its blocks of 4 rows 32 apart)
 static_assert(kBM2 * kBK % kThreads2 == 0 && kBK * kBN2 % kThreads2 == 0,
               "step 2: every thread loads the same number of A and B values per panel");
 static_assert(kThreads == 256 && kBM * kBK % (4 * kThreads) == 0 && kBK * kBN % (4 * kThreads) == 0,
-              "steps 5-10: 256 threads load whole float4s of each 128 x 16 panel");
+              "steps 5-11: 256 threads load whole float4s of each 128 x 16 panel");
 static_assert((kBM / kWM) * (kBN / kWN) * 32 == kThreads && kWM == 8 * 2 * 4 && kWN == 4 * 2 * 4,
-              "steps 7-10: 8 warps; a warp's 32 lanes (8 x 4) cover its tile with 2 x 2 "
+              "steps 7-11: 8 warps; a warp's 32 lanes (8 x 4) cover its tile with 2 x 2 "
               "blocks of 4 x 4 outputs each, which is the 8 x 8 micro-tile of one thread");
 static_assert(kBK % 2 == 0 && 2 * (kBK * kBMPad + kBK * kBN) * 4 <= 48 * 1024,
-              "steps 8-10: fragments alternate between two register sets (even k per panel), "
+              "steps 8-11: fragments alternate between two register sets (even k per panel), "
               "and both panel pairs fit the 48 KiB every GPU gives a block without opt-in");
 
 // snippet: step1
@@ -319,7 +320,7 @@ __global__ void __launch_bounds__(BM * BN / (kTM * kTN), kMinBlocks)
 // 128>, so 256 threads a block. Each value fetched from global memory now serves
 // 128 FMAs (step 3: 64), and there are 4 x fewer blocks.
 
-// Steps 5-10 share their panel loads. Four consecutive floats of row r of a
+// Steps 5-11 share their panel loads. Four consecutive floats of row r of a
 // rows x cols matrix from column c (a multiple of 4), zero outside it: one
 // 16-byte load when all four are inside and 16-byte aligned (cols % 4 == 0),
 // else four guarded scalar loads.
@@ -367,9 +368,9 @@ __device__ __forceinline__ void stashPanelsAsLoaded(const PanelRegs& p, float* A
   }
 }
 
-// Registers -> shared, steps 6-10: A transposed (As[k][m], row length kBMPad), so
+// Registers -> shared, steps 6-11: A transposed (As[k][m], row length kBMPad), so
 // that the 8 A values a thread needs at one k are contiguous: two 16-byte reads.
-__device__ __forceinline__ void stashPanels(const PanelRegs& p, float* As, float* Bs) {
+__device__ __forceinline__ void stashA(const PanelRegs& p, float* As) {
 #pragma unroll
   for (int i = 0; i < kBM * kBK / 4 / kThreads; ++i) {
     const int e = threadIdx.x + i * kThreads, m = e / (kBK / 4), k = e % (kBK / 4) * 4;
@@ -378,11 +379,14 @@ __device__ __forceinline__ void stashPanels(const PanelRegs& p, float* As, float
     As[(k + 2) * kBMPad + m] = p.a[i].z;
     As[(k + 3) * kBMPad + m] = p.a[i].w;
   }
+}
+// Where the B float4 e (e = tid + i x 256) of a panel goes: row e / 32, column e % 32 x 4.
+__host__ __device__ inline int bSlot(int e) { return e / (kBN / 4) * kBN + e % (kBN / 4) * 4; }
+__device__ __forceinline__ void stashPanels(const PanelRegs& p, float* As, float* Bs) {
+  stashA(p, As);
 #pragma unroll
-  for (int i = 0; i < kBK * kBN / 4 / kThreads; ++i) {
-    const int e = threadIdx.x + i * kThreads;
-    *reinterpret_cast<float4*>(&Bs[e / (kBN / 4) * kBN + e % (kBN / 4) * 4]) = p.b[i];
-  }
+  for (int i = 0; i < kBK * kBN / 4 / kThreads; ++i)
+    *reinterpret_cast<float4*>(&Bs[bSlot(threadIdx.x + i * kThreads)]) = p.b[i];
 }
 
 // Four outputs of row r from column c: one 16-byte store where it can.
@@ -480,7 +484,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   storeMicroTile(C, M, N, rowBase + tRow * kTM, colBase + tCol * kTN, acc);
 }
 
-// Steps 7-10 map threads to outputs by warp: warp w owns a 64 x 32 tile, and its
+// Steps 7-11 map threads to outputs by warp: warp w owns a 64 x 32 tile, and its
 // lane l (8 x 4 lanes) owns 2 x 2 blocks of 4 x 4 outputs, rows (l / 4) * 4 +
 // {0, 32} and columns (l % 4) * 4 + {0, 16} of it. The fragments a warp reads
 // at one k are then 8 contiguous float4 of A and 4 of B (128 and 64 bytes, no
@@ -542,13 +546,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 // panel s + 1 are in flight into registers and the fragments of the next k are
 // read; one barrier per panel instead of two.
 // This block's sums over k in [kBegin, kEnd) (kBegin a multiple of 16; steps 8-9
-// sum all of K, step 10 one part of it), added into acc in ascending k.
+// sum all of K, steps 10-11 one part of it), added into acc in ascending k.
 // fetch(k0, p) loads the panels at k0 into p: GuardedPanels in step 8, and in
-// steps 9-10 for the blocks that do not take InteriorPanels.
+// steps 9-11 for the blocks that do not take the interior path.
 struct PanelPairs {
   float a[2][kBK * kBMPad], b[2][kBK * kBN];
 };
-// One set of buffers a block, whichever way its kernel fetches (steps 9-10 have two).
+// One set of buffers a block, whichever way its kernel fetches (steps 9-11 have two).
 __device__ __forceinline__ PanelPairs& panelPairs() {
   __shared__ __align__(16) PanelPairs pairs;
   return pairs;
@@ -562,6 +566,20 @@ struct GuardedPanels {  // every float4 through load4's bounds tests
   }
 };
 
+// Steps 8-10 move a panel through registers: startPanel issues its loads into
+// p, and finishPanel, once the FMAs that hide them are issued, stores p into
+// the other pair. (Step 11 overloads both, further down, for its B copies.)
+template <typename Fetch>
+__device__ __forceinline__ void startPanel(const Fetch& fetch, int k0, PanelRegs& p, float*,
+                                           float*) {
+  fetch(k0, p);
+}
+template <typename Fetch>
+__device__ __forceinline__ void finishPanel(const Fetch&, const PanelRegs& p, float* As,
+                                            float* Bs) {
+  stashPanels(p, As, Bs);
+}
+
 template <typename Fetch>
 __device__ __forceinline__ void doubleBufferedSums(const Fetch& fetch, int kBegin, int kEnd,
                                                    float (&acc)[kTM][kTN]) {
@@ -572,15 +590,17 @@ __device__ __forceinline__ void doubleBufferedSums(const Fetch& fetch, int kBegi
   PanelRegs p;
   const int panels = (kEnd - kBegin + kBK - 1) / kBK;
   if (panels > 0) {
-    fetch(kBegin, p);
-    stashPanels(p, As[0], Bs[0]);
+    startPanel(fetch, kBegin, p, As[0], Bs[0]);
+    finishPanel(fetch, p, As[0], Bs[0]);
     __syncthreads();
     readFragments(As[0], Bs[0], 0, row0, col0, fa[0], fb[0]);
   }
   for (int s = 0; s < panels; ++s) {
     const int cur = s % 2;
     const bool more = s + 1 < panels;
-    if (more) fetch(kBegin + (s + 1) * kBK, p);
+    // The other pair was last read during panel s - 1, before the barrier that
+    // ended it, so the next panel can go into it now, without a second barrier.
+    if (more) startPanel(fetch, kBegin + (s + 1) * kBK, p, As[1 - cur], Bs[1 - cur]);
 #pragma unroll
     for (int kk = 0; kk < kBK; ++kk) {
       if (kk + 1 < kBK)
@@ -588,9 +608,7 @@ __device__ __forceinline__ void doubleBufferedSums(const Fetch& fetch, int kBegi
       microTileFma(fa[kk % 2], fb[kk % 2], acc);
     }
     if (more) {
-      // The other pair was last read during panel s - 1, before the barrier
-      // that ended it, so it can be overwritten without a second barrier.
-      stashPanels(p, As[1 - cur], Bs[1 - cur]);
+      finishPanel(fetch, p, As[1 - cur], Bs[1 - cur]);
       __syncthreads();
       readFragments(As[1 - cur], Bs[1 - cur], 0, row0, col0, fa[0], fb[0]);
     }
@@ -629,31 +647,40 @@ struct InteriorPanels {  // the same float4s as fetchPanels, from two base point
                                      int colBase, int tid)
       : a(A + (1LL * rowBase + tid / 4) * K_ + tid % 4 * 4),
         b(B + 1LL * (tid / 32) * N_ + colBase + tid % 32 * 4), N(N_), K(K_) {}
+  // This thread's i-th float4 of the panels at k0: A rows kThreads / 4 apart, B rows
+  // kThreads / 32 apart.
+  __host__ __device__ const float* aAt(int i, int k0) const {
+    return a + 1LL * i * (kThreads / 4) * K + k0;
+  }
+  __host__ __device__ const float* bAt(int i, int k0) const {
+    return b + (1LL * k0 + i * (kThreads / 32)) * N;
+  }
   // Host code can run it too (the tests do); the pragma is the device compiler's.
   __host__ __device__ void operator()(int k0, PanelRegs& p) const {
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-    for (int i = 0; i < kBM * kBK / 4 / kThreads; ++i)  // rows kThreads / 4 apart
-      p.a[i] = *reinterpret_cast<const float4*>(a + 1LL * i * (kThreads / 4) * K + k0);
+    for (int i = 0; i < kBM * kBK / 4 / kThreads; ++i)
+      p.a[i] = *reinterpret_cast<const float4*>(aAt(i, k0));
 #ifdef __CUDA_ARCH__
 #pragma unroll
 #endif
-    for (int i = 0; i < kBK * kBN / 4 / kThreads; ++i)  // rows kThreads / 32 apart
-      p.b[i] = *reinterpret_cast<const float4*>(b + (1LL * k0 + i * (kThreads / 32)) * N);
+    for (int i = 0; i < kBK * kBN / 4 / kThreads; ++i)
+      p.b[i] = *reinterpret_cast<const float4*>(bAt(i, k0));
   }
 };
 static_assert(kThreads % 32 == 0 && kBK == 16 && kBN == 128,
               "step 9: a thread's float4s keep their column (the thread count a multiple of "
               "the 4 float4s of an A panel row and of the 32 of a B panel row)");
 
-// Steps 9-10: this block's sums over [kBegin, kEnd), by step 8's code, the loads
-// as the block's tile allows.
+// Steps 9-11: this block's sums over [kBegin, kEnd), by step 8's code, the loads
+// as the block's tile allows (Interior: step 11 passes its own, AsyncBPanels).
+template <typename Interior = InteriorPanels>
 __device__ __forceinline__ void interiorOrGuardedSums(const float* A, const float* B, int M,
                                                       int N, int K, int kBegin, int kEnd,
                                                       float (&acc)[kTM][kTN]) {
   if (interiorTile(blockIdx.y * kBM, blockIdx.x * kBN, M, N, K))
-    doubleBufferedSums(InteriorPanels(A, B, N, K, blockIdx.y * kBM, blockIdx.x * kBN, threadIdx.x),
+    doubleBufferedSums(Interior(A, B, N, K, blockIdx.y * kBM, blockIdx.x * kBN, threadIdx.x),
                        kBegin, kEnd, acc);
   else
     doubleBufferedSums(GuardedPanels{A, B, M, N, K}, kBegin, kEnd, acc);
@@ -703,17 +730,6 @@ __host__ __device__ inline int splitDepth(long long K, int splits) {
   return int(((K + splits - 1) / splits + kBK - 1) / kBK * kBK);
 }
 
-// launch assumption: as step 9, with gridDim.z = the parts; part z sums k in
-// [z * depth, min(K, (z + 1) * depth)) into W + z * M * N.
-__global__ void __launch_bounds__(kThreads, kMinBlocks)
-    gemmSplitK(const float* A, const float* B, float* W, int M, int N, int K, int depth) {
-  const int kBegin = blockIdx.z * depth, kEnd = min(K, kBegin + depth);
-  float acc[kTM][kTN] = {};
-  interiorOrGuardedSums(A, B, M, N, K, kBegin, kEnd, acc);
-  storeWarpTile(W + 1LL * blockIdx.z * M * N, M, N, blockIdx.y * kBM + warpTileRow0(threadIdx.x),
-                blockIdx.x * kBN + warpTileCol0(threadIdx.x), acc);
-}
-
 // C[e] = ((W0[e] + W1[e]) + W2[e]) + ...: the parts in ascending order, one
 // thread per element (grid-stride).
 __global__ void reduceSplits(const float* W, float* C, long long count, int splits) {
@@ -723,6 +739,91 @@ __global__ void reduceSplits(const float* W, float* C, long long count, int spli
     for (int z = 1; z < splits; ++z) sum += W[z * count + e];
     C[e] = sum;
   }
+}
+
+// Step 11 - the B panel copied by cp.async. Step 10's interior blocks move both
+// panels through registers: in the source, the next panel is loaded as a panel
+// starts, held while its FMAs run, then stored into shared memory. cp.async
+// (sm_80 and later) copies global memory straight into shared memory: no
+// registers hold the data on its way and no store instruction is issued. The B
+// panel is stored as it lies in B, so each of its float4s is one 16-byte copy,
+// issued as the panel before starts and waited for (cp.async.wait_all) just
+// before the barrier. A is transposed on its way and still passes through
+// registers. The values and their places in shared memory are step 10's, so the
+// sums and the digits are too. cp.async is an sm_80 instruction: code built for
+// an older GPU (the Build: line's sm_75, a T4) runs step 10's code unchanged
+// here, and the [device] line says which this build runs, and for how many
+// tiles (none where no tile is interior: there step 11 is step 10 everywhere).
+__host__ __device__ inline void copy16Async(float* dst, const float* src) {  // both 16-byte aligned
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                   static_cast<unsigned>(__cvta_generic_to_shared(dst))), "l"(src) : "memory");
+#else
+  *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);
+#endif
+}
+__device__ __forceinline__ void waitCopies() {  // this thread's copies have landed
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// Step 9's float4s (InteriorPanels' addresses): A's loaded into registers, B's
+// copied into the B panel, each where stashPanels would store it.
+struct AsyncBPanels {
+  InteriorPanels from;
+  int tid;
+  __host__ __device__ AsyncBPanels(const float* A, const float* B, int N, int K, int rowBase,
+                                   int colBase, int tid_)
+      : from(A, B, N, K, rowBase, colBase, tid_), tid(tid_) {}
+  // The B copies of the panel at k0 (host code can run them too: the tests do).
+  __host__ __device__ void copyB(int k0, float* Bs) const {
+#ifdef __CUDA_ARCH__
+#pragma unroll
+#endif
+    for (int i = 0; i < kBK * kBN / 4 / kThreads; ++i)
+      copy16Async(&Bs[bSlot(tid + i * kThreads)], from.bAt(i, k0));
+  }
+};
+// doubleBufferedSums with AsyncBPanels: built for sm_80 or later, a panel
+// starts with A's loads and B's copies and finishes with A's transposing store
+// and the wait for B; built for an older GPU, both are step 10's.
+__device__ __forceinline__ void startPanel(const AsyncBPanels& c, int k0, PanelRegs& p, float*,
+                                           float* Bs) {
+#if __CUDA_ARCH__ >= 800
+#pragma unroll
+  for (int i = 0; i < kBM * kBK / 4 / kThreads; ++i)
+    p.a[i] = *reinterpret_cast<const float4*>(c.from.aAt(i, k0));
+  c.copyB(k0, Bs);
+#else
+  c.from(k0, p);
+#endif
+}
+// A blind spot of the suite: without the wait, step 11 races, and a B copy that lands after the
+// barrier is read stale; racecheck on the Sanitize: run and the check see it only in runs where a
+// copy is that late, which no run guarantees (verify records what its run saw).
+__device__ __forceinline__ void finishPanel(const AsyncBPanels&, const PanelRegs& p, float* As,
+                                            float* Bs) {
+#if __CUDA_ARCH__ >= 800
+  stashA(p, As);
+  waitCopies();
+#else
+  stashPanels(p, As, Bs);
+#endif
+}
+
+// Steps 10-11: part blockIdx.z of K, interior blocks through Interior (step 10:
+// InteriorPanels, step 11: AsyncBPanels), the others through GuardedPanels.
+// launch assumption: as step 9, with gridDim.z = the parts; part z sums k in
+// [z * depth, min(K, (z + 1) * depth)) into W + z * M * N. memory: as step 8.
+template <typename Interior>
+__global__ void __launch_bounds__(kThreads, kMinBlocks)
+    gemmSplitKWith(const float* A, const float* B, float* W, int M, int N, int K, int depth) {
+  const int kBegin = blockIdx.z * depth, kEnd = min(K, kBegin + depth);
+  float acc[kTM][kTN] = {};
+  interiorOrGuardedSums<Interior>(A, B, M, N, K, kBegin, kEnd, acc);
+  storeWarpTile(W + 1LL * blockIdx.z * M * N, M, N, blockIdx.y * kBM + warpTileRow0(threadIdx.x),
+                blockIdx.x * kBN + warpTileCol0(threadIdx.x), acc);
 }
 
 // The ladder as data: what each step is, what it changes, how it launches, why
@@ -735,7 +836,7 @@ struct Step {
   const char* why;       // a fixed sentence: the reason, not a measurement
   const void* kernel;    // for cudaFuncGetAttributes
   int threads;
-  // work: scratch for step 10's parts (splitCount x M x N floats where that is over 1)
+  // work: scratch for the parts of steps 10-11 (splitCount x M x N floats where that is over 1)
   void (*launch)(dim3 grid, const float*, const float*, float*, float* work, int, int, int);
   int tile_m, tile_n;    // the block's output tile: grid (ceil(N / tile_n), ceil(M / tile_m))
 };
@@ -746,12 +847,13 @@ void launchKernel(dim3 grid, const float* A, const float* B, float* C, float*, i
   Kernel<<<grid, dim3(Tx, Ty)>>>(A, B, C, M, N, K);
 }
 
-// Step 10: one part writes C directly; more write W and reduceSplits adds them.
+// Steps 10-11: one part writes C directly; more write W and reduceSplits adds them.
+template <typename Interior>
 void launchSplitK(dim3 grid, const float* A, const float* B, float* C, float* work, int M, int N,
                   int K) {
   const int splits = splitCount(M, N, K), depth = splitDepth(K, splits);
   grid.z = unsigned(splits);
-  gemmSplitK<<<grid, kThreads>>>(A, B, splits > 1 ? work : C, M, N, K, depth);
+  gemmSplitKWith<Interior><<<grid, kThreads>>>(A, B, splits > 1 ? work : C, M, N, K, depth);
   if (splits == 1) return;
   CUDA_CHECK_LAUNCH();
   const long long count = 1LL * M * N;
@@ -760,11 +862,12 @@ void launchSplitK(dim3 grid, const float* A, const float* B, float* C, float* wo
 }
 
 #define LADDER_KERNEL(k, tx, ty) reinterpret_cast<const void*>(k), tx * ty, launchKernel<k, tx, ty>
-constexpr int kSteps = 10;
+constexpr int kSteps = 11;
 constexpr int kExerciseStep = 2;  // index of step 3, judged by what its kernel holds
 constexpr int kVectorStep = 4;    // index of step 5, the first with 16-byte accesses
 constexpr int kInteriorStep = 8;  // index of step 9
 constexpr int kSplitStep = 9;     // index of step 10
+constexpr int kAsyncStep = 10;    // index of step 11
 const Step kLadder[kSteps] = {
     {"tiled_16x16", "tiled 16 x 16, one output per thread (the project's kernel)",
      "the starting point: 16 x 16 tiles of A and B in shared memory, 16 deep, one output per "
@@ -827,7 +930,18 @@ const Step kLadder[kSteps] = {
      "(step 9: one part); elsewhere step 9 itself",
      "a small problem's few tiles leave SMs idle; parts of K give them work, for one extra "
      "pass over C per part",
-     reinterpret_cast<const void*>(gemmSplitK), kThreads, launchSplitK, kBM, kBN},
+     reinterpret_cast<const void*>(gemmSplitKWith<InteriorPanels>), kThreads,
+     launchSplitK<InteriorPanels>, kBM, kBN},
+    {"async_b", "the B panel copied by cp.async (builds for sm_80 and later)",
+     "built for sm_80 or later, interior blocks copy the B panel from global to shared memory "
+     "with cp.async, issued as the panel before starts and waited for at its end (step 10: "
+     "loaded into 8 registers a thread, then stored); A, transposed on its way, still passes "
+     "through registers; other blocks, the split, and a build for an older GPU as step 10",
+     "where the build has cp.async, a copy straight into shared memory holds no registers on its "
+     "way and needs no store instruction, and the B panel is stored as it lies in B, so each of "
+     "its float4s is a single 16-byte copy",
+     reinterpret_cast<const void*>(gemmSplitKWith<AsyncBPanels>), kThreads,
+     launchSplitK<AsyncBPanels>, kBM, kBN},
 };
 #undef LADDER_KERNEL
 // =============================================================================
@@ -850,7 +964,7 @@ void fillInputs(std::vector<float>& A, std::vector<float>& B) {
   g.fill(B, 2.0f, -1.0f);
 }
 
-// Which global accesses of steps 5-10 take the 16-byte path at these sizes (load4 and
+// Which global accesses of steps 5-11 take the 16-byte path at these sizes (load4 and
 // store4 take it for a float4 inside the matrix when its row length is a multiple of 4).
 // The shared-memory fragment reads are float4 in the source (B's from step 5, A's from
 // step 6); the line says so, and says nothing of what the compiler makes of them.
@@ -914,6 +1028,24 @@ std::string interiorText(long long m, long long n, long long k) {
   return buf;
 }
 
+// Step 11's copies at these sizes in this build, as printed (a [device] line: the build's PTX
+// version decides, and a build for several GPUs runs the one the device takes).
+std::string asyncCopyText(int ptxVersion, long long m, long long n, long long k) {
+  const long long fast = interiorTiles(m, n, k);
+  const long long tiles = ((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN);
+  char buf[320];
+  if (ptxVersion < 80)
+    std::snprintf(buf, sizeof buf, "B copies: none, the device code this GPU runs is compute_%d "
+                  "(cp.async needs compute_80), so step 11 runs step 10's code", ptxVersion);
+  else if (fast == 0)
+    std::snprintf(buf, sizeof buf, "B copies: none, no tile is interior at these sizes, so step "
+                  "11 runs step 10's code (the device code this GPU runs is compute_%d)", ptxVersion);
+  else
+    std::snprintf(buf, sizeof buf, "B copies: cp.async for the interior tiles, %lld of %lld "
+                  "(the device code this GPU runs is compute_%d)", fast, tiles, ptxVersion);
+  return buf;
+}
+
 struct Problem {
   int m, n, k;
   double flop;
@@ -921,7 +1053,7 @@ struct Problem {
   std::vector<double> ref;
   Tolerance tol;
   float *dA, *dB, *dC;
-  float* dWork;  // step 10's parts: splitCount x M x N floats where that is over 1
+  float* dWork;  // the parts of steps 10-11: splitCount x M x N floats where that is over 1
 };
 
 struct StepResult { bool timed = false; double median_ms = 0.0, gflops = 0.0; };
@@ -940,7 +1072,7 @@ StepResult runStep(int s, const Problem& p, int iters, double peak, double prevM
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, st.kernel, st.threads, 0));
   std::fprintf(out, "Step %d - %s\n  changes: %s\n", s + 1, st.title, st.changes);
   if (s == kVectorStep)
-    std::fprintf(out, "  at these sizes (steps 5-10): %s\n", vectorPaths(p.n, p.k).c_str());
+    std::fprintf(out, "  at these sizes (steps 5-11): %s\n", vectorPaths(p.n, p.k).c_str());
   const int splits = s >= kSplitStep ? splitCount(p.m, p.n, p.k) : 1;
   if (s == kSplitStep)
     std::fprintf(out, "  split: %s\n", splitText(p.m, p.n, p.k).c_str());
@@ -949,6 +1081,8 @@ StepResult runStep(int s, const Problem& p, int iters, double peak, double prevM
   std::fprintf(out, "  launch: grid (%u, %u, %d) x %d threads, %zu B shared memory, %d regs, %d "
                "blocks/SM\n", grid.x, grid.y, splits, st.threads, fa.sharedSizeBytes, fa.numRegs,
                perSm);
+  if (s == kAsyncStep)  // __CUDA_ARCH__ in the device code is the PTX version the build holds
+    std::fprintf(out, "  [device] %s\n", asyncCopyText(fa.ptxVersion, p.m, p.n, p.k).c_str());
   if (s == kSplitStep)
     std::fprintf(out, "  [device] %lld blocks in %d SMs x %d blocks/SM: %.2f waves\n",
                  1LL * grid.x * grid.y * splits, smCount, perSm,
@@ -1014,7 +1148,7 @@ std::string usageText() {
   std::snprintf(
       buf, sizeof buf,
       "usage: gemm_ladder [-n N] [-m M] [-k K] [-iters I] [--csv] [-h | --help]\n"
-      "C (M x N) = A (M x K) * B (K x N), FP32, row-major, by ten steps, each checked against\n"
+      "C (M x N) = A (M x K) * B (K x N), FP32, row-major, by eleven steps, each checked against\n"
       "a double reference, then timed.\n"
       "  -n N        columns of C, an integer in [0, %lld] (default %lld); -n alone is\n"
       "              square: M and K default to N\n"
@@ -1070,7 +1204,7 @@ std::string deviceProblem(const Options& o, const int maxGrid[3], size_t freeByt
       return buf;
     }
   }
-  // The reference's buffers are freed before the ladder's (A, B, C and step 10's parts).
+  // The reference's buffers are freed before the ladder's (A, B, C and the parts of steps 10-11).
   const int splits = splitCount(o.m, o.n, o.k);
   const long long ab = 4 * (o.m * o.k + o.k * o.n);
   const long long need = std::max(ab + 8 * o.m * o.n, ab + 4 * o.m * o.n * (1 + (splits > 1 ? splits : 0)));

@@ -2,9 +2,10 @@
 // and its size gates, the generator, the K-scaled tolerance and the check (NaN and infinity
 // fail; the worst element reported with the tolerance applied to it), the 16-byte path taken
 // at given sizes, the ladder's table (each step names its one change), the warp-tile maps
-// of steps 7-10: every output of the 128 x 128 tile owned by exactly one thread, and the
+// of steps 7-11: every output of the 128 x 128 tile owned by exactly one thread, and the
 // fragment reads of a warp contiguous (the reason step 7 gives for removing bank conflicts),
-// and step 10's split of K: fixed by the sizes, covering K once, in whole panels.
+// the split of K in steps 10-11: fixed by the sizes, covering K once, in whole panels, and
+// the float4s steps 9 and 11 move: the ones step 8 moves, to the same places.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -88,7 +89,7 @@ TEST(GemmLadderDevice, GridsAndMemoryAreCheckedAgainstTheDevicesLimits) {
   o.m = o.n = o.k = 1024;
   EXPECT_NE(deviceProblem(o, grid, 1 << 20).find("the reference or the ladder needs 0.03 GiB"),
             std::string::npos)
-      << "A, B, C and 4 parts of step 10 (28 MiB) outweigh the reference's 16 MiB";
+      << "A, B, C and 4 parts of steps 10-11 (28 MiB) outweigh the reference's 16 MiB";
   EXPECT_EQ(deviceProblem(o, grid, 5u << 23), "") << "28 MiB fit in 40 MiB";
   o.n = o.m = o.k = 4096;  // no split: the reference's double C decides
   EXPECT_NE(deviceProblem(o, grid, 1 << 20).find("needs 0.25 GiB"), std::string::npos);
@@ -169,6 +170,11 @@ TEST(GemmLadderTable, EachStepNamesItsOneChange) {
       << "step 8 double-buffers and changes no panel depth";
   EXPECT_NE(std::string(kLadder[8].changes).find("other blocks as step 8"), std::string::npos);
   EXPECT_NE(std::string(kLadder[9].changes).find("fewer than 256 blocks"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[10].changes).find("copy the B panel from global to shared memory "
+                                                  "with cp.async"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[10].changes).find("loaded into 8 registers a thread"),
+            std::string::npos);
+  EXPECT_EQ(kBK * kBN / kThreads, 8) << "step 10 holds 8 floats of each B panel a thread";
   EXPECT_NE(std::string(kLadder[9].changes).find("rounded up to whole 16-k panels, the last "
                                                   "taking the rest"), std::string::npos);
   // The facts those sentences state, from the constants the kernels use.
@@ -184,14 +190,14 @@ TEST(GemmLadderTable, EachStepNamesItsOneChange) {
   EXPECT_EQ(kSplitMinK, 256);
 }
 
-TEST(GemmLadderTable, TenStepsEachLaunchingWholeTiles) {
-  ASSERT_EQ(kSteps, 10);
+TEST(GemmLadderTable, ElevenStepsEachLaunchingWholeTiles) {
+  ASSERT_EQ(kSteps, 11);
   const std::vector<std::string> names = {"tiled_16x16", "blocktile_1d",   "regblock_2d",
                                           "tile_128",    "vectorized",     "transposed_a",
                                           "warptile",    "double_buffered", "interior_loads",
-                                          "split_k"};
-  const int outputsPerThread[kSteps] = {1,         kTM2,      kTM * kTN, kTM * kTN,     kTM * kTN,
-                                        kTM * kTN, kTM * kTN, kTM * kTN, kTM * kTN,     kTM * kTN};
+                                          "split_k",     "async_b"};
+  const int outputsPerThread[kSteps] = {1,         kTM2,      kTM * kTN, kTM * kTN, kTM * kTN, kTM * kTN,
+                                        kTM * kTN, kTM * kTN, kTM * kTN, kTM * kTN, kTM * kTN};
   for (int s = 0; s < kSteps; ++s) {
     EXPECT_EQ(kLadder[s].csv_name, names[size_t(s)]);
     EXPECT_EQ(kLadder[s].threads * outputsPerThread[s], kLadder[s].tile_m * kLadder[s].tile_n)
@@ -203,6 +209,8 @@ TEST(GemmLadderTable, TenStepsEachLaunchingWholeTiles) {
   EXPECT_NE(kLadder[kExerciseStep].kernel, kLadder[kExerciseStep + 1].kernel)
       << "steps 3 and 4: two instances of one template";
   EXPECT_STREQ(kLadder[kSplitStep].csv_name, "split_k");
+  EXPECT_STREQ(kLadder[kAsyncStep].csv_name, "async_b");
+  EXPECT_NE(kLadder[kAsyncStep].kernel, kLadder[kSplitStep].kernel);
   EXPECT_STREQ(kLadder[kInteriorStep].csv_name, "interior_loads");
   EXPECT_LE(2 * (kBK * kBMPad + kBK * kBN) * 4, 48 * 1024) << "no opt-in needed anywhere";
 }
@@ -344,6 +352,43 @@ TEST(GemmLadderInterior, EachThreadLoadsTheFloat4sFetchPanelsLoads) {
     EXPECT_EQ(seenA.size(), size_t(kBM * kBK / 4)) << "every float4 of the A panel, once";
     EXPECT_EQ(seenB.size(), size_t(kBK * kBN / 4)) << "every float4 of the B panel, once";
   }
+}
+
+// Step 11's B copies land where stashPanels stores step 8's B float4s (bSlot), with the
+// float4s step 9 loads: run here on host arrays (copyB's host branch copies each float4 with a
+// plain load and store; the device's cp.async puts the same bytes in the same slot), every slot
+// of the B panel written once, by the right value.
+TEST(GemmLadderAsyncB, EachThreadCopiesItsBFloat4sToStashPanelsSlots) {
+  const int M = 256, N = 384, K = 64, rowBase = 128, colBase = 256;
+  std::vector<float> A(size_t(M) * K), B(size_t(K) * N);
+  for (size_t e = 0; e < A.size(); ++e) A[e] = float(e);
+  for (size_t e = 0; e < B.size(); ++e) B[e] = float(e);
+  for (int k0 : {0, 32}) {
+    std::vector<float> Bs(kBK * kBN, -1.0f);
+    for (int tid = 0; tid < kThreads; ++tid)
+      AsyncBPanels(A.data(), B.data(), N, K, rowBase, colBase, tid).copyB(k0, Bs.data());
+    for (int r = 0; r < kBK; ++r)
+      for (int c = 0; c < kBN; ++c)
+        ASSERT_EQ(Bs[size_t(r) * kBN + c], B[size_t(k0 + r) * N + colBase + c])
+            << "B panel at k0 " << k0 << ", row " << r << ", column " << c;
+  }
+}
+
+// Step 11's [device] line: which copies this build makes at these sizes. Below compute_80 and
+// where no tile is interior, none by cp.async, and it says that step 10's code runs.
+TEST(GemmLadderAsyncB, TheDeviceLineNamesTheCopiesThisBuildMakes) {
+  EXPECT_EQ(asyncCopyText(90, 1024, 1024, 1024),
+            "B copies: cp.async for the interior tiles, 64 of 64 (the device code this GPU runs "
+            "is compute_90)");
+  EXPECT_EQ(asyncCopyText(75, 1024, 1024, 1024),
+            "B copies: none, the device code this GPU runs is compute_75 (cp.async needs compute_80), so "
+            "step 11 runs step 10's code");
+  EXPECT_EQ(asyncCopyText(80, 1000, 1030, 999),
+            "B copies: none, no tile is interior at these sizes, so step 11 runs step 10's code "
+            "(the device code this GPU runs is compute_80)");
+  EXPECT_EQ(asyncCopyText(90, 130, 132, 512),
+            "B copies: cp.async for the interior tiles, 1 of 4 (the device code this GPU runs is "
+            "compute_90)");
 }
 
 }  // namespace
