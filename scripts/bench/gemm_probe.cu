@@ -547,20 +547,30 @@ __device__ __forceinline__ void copy16z(float* smem, const float* gmem, bool in)
   *reinterpret_cast<float4*>(smem) = in ? *reinterpret_cast<const float4*>(gmem) : make_float4(0, 0, 0, 0);
 #endif
 }
-template <int TN, int BK, int STAGES, int BARK, bool GUARD, bool VECB>
+// RING2 (session 5's review): the ring of branch steps12-13 as fixed there: the first STAGES
+// stages copied up front, the barrier's wait lets STAGES - 2 groups stay in flight, and the
+// stage's own slot (its last fragments read before the barrier) is refilled with stage t +
+// STAGES. Without it: the schedule the notes' attempts 14-17 measured (one stage in flight).
+// WM x WN warps of 64 x 4 TN outputs (default 2 x 4: 256 threads, a 128 x 16 TN tile).
+template <int TN, int BK, int STAGES, int BARK, bool GUARD, bool VECB, bool RING2 = false,
+          int WM = 2, int WN = 4>
 __device__ __forceinline__ void pBody(const float* __restrict__ A, const float* __restrict__ B,
                                       float* __restrict__ C, int M, int N, int K) {
-  constexpr int BM = 128, BN = 16 * TN, WTN = 4 * TN;  // 2 x 4 warps of 64 x WTN
+  constexpr int THREADS = WM * WN * 32, BM = 64 * WM, BN = 4 * TN * WN, WTN = 4 * TN;
   static_assert(TN == 8 || TN == 16, "8 x 8 or 8 x 16");
-  static_assert(32 % BK == 0 && BK % 2 == 0 && STAGES >= 3 && BARK >= 0 && BARK < BK, "shape");
+  static_assert(32 % BK == 0 && BK % 2 == 0 && STAGES >= (RING2 ? 2 : 3) && BARK >= 0 && BARK < BK,
+                "shape");
+  static_assert(!RING2 || BARK == BK - 1, "RING2 refills the stage's own slot at its barrier: "
+                "every fragment of the stage must have been read before it");
   using L = StageLayoutT<BM, BN, BK>;
-  constexpr int kAIters = BM * BK / 256, kAStep = 256 / BK;
-  constexpr int kBIters = BK * BN / 4 / 256, kBRows = 256 / (BN / 4);
-  static_assert(kBIters >= 1 && kBIters * 1024 == BK * BN, "B float4s split evenly");
+  constexpr int kAIters = BM * BK / THREADS, kAStep = THREADS / BK;
+  constexpr int kBIters = BK * BN / 4 / THREADS, kBRows = THREADS / (BN / 4);
+  static_assert(kBIters >= 1 && kBIters * 4 * THREADS == BK * BN && kAIters * THREADS == BM * BK,
+                "panels split evenly");
   extern __shared__ float4 smem4[];
   float* smem = reinterpret_cast<float*>(smem4);
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int wm = warp / 4, wn = warp % 4;
+  const int wm = warp / WN, wn = warp % WN;
   const int rowBlock = blockIdx.y * BM, colBlock = blockIdx.x * BN;
   const int ak = lane % BK, am = lane / BK + warp * (32 / BK);
   const int kr = tid / (BN / 4), bc = colBlock + tid % (BN / 4) * 4;
@@ -622,24 +632,26 @@ __device__ __forceinline__ void pBody(const float* __restrict__ A, const float* 
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.f;
   const int KT = (K + BK - 1) / BK;
+  constexpr int kUpFront = RING2 ? STAGES : STAGES - 1;  // stages copied before the loop
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
+  for (int s = 0; s < kUpFront; ++s) {
     if (s < KT) issueStage(s);
     cpAsyncCommit();
   }
-  cpAsyncWait<STAGES - 2>();
+  cpAsyncWait<kUpFront - 1>();
   __syncthreads();
   float fa[2][8], fb[2][TN];
   loadFrag(0, 0, fa[0], fb[0]);
   // One stage: s is its slot (a constant in the unrolled main loop).
   auto stage = [&](int kt, int s) {
-    const int nextSlot = (s + 1) % STAGES, writeSlot = (s + STAGES - 1) % STAGES;
+    const int nextSlot = (s + 1) % STAGES;
+    const int writeSlot = RING2 ? s : (s + STAGES - 1) % STAGES;
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {
       if (kk == BARK) {
-        cpAsyncWait<STAGES - 3>();
+        cpAsyncWait<kUpFront - 2>();
         __syncthreads();
-        if (kt + STAGES - 1 < KT) issueStage(writeSlot);
+        if (kt + kUpFront < KT) issueStage(writeSlot);
         cpAsyncCommit();
       }
       if (kk + 1 < BK) loadFrag(s, kk + 1, fa[(kk + 1) & 1], fb[(kk + 1) & 1]);
@@ -676,19 +688,20 @@ __device__ __forceinline__ void pBody(const float* __restrict__ A, const float* 
 
 // MODE 0: no bounds tests (sizes multiples of the tile); 1: every block tests; 2: a block whose
 // tile lies inside C (and K % BK == 0) skips the tests, the others test.
-template <int TN, int BK, int STAGES, int BARK, int MODE>
-__global__ void __launch_bounds__(256, TN == 8 ? 2 : 1)
+template <int TN, int BK, int STAGES, int BARK, int MODE, bool RING2 = false, int WM = 2,
+          int WN = 4, int MINB = (TN == 8 ? 2 : 1)>
+__global__ void __launch_bounds__(WM * WN * 32, MINB)
 probeGemmP(const float* __restrict__ A, const float* __restrict__ B,
            float* __restrict__ C, int M, int N, int K) {
   if (MODE == 0) {
-    pBody<TN, BK, STAGES, BARK, false, true>(A, B, C, M, N, K);
+    pBody<TN, BK, STAGES, BARK, false, true, RING2, WM, WN>(A, B, C, M, N, K);
   } else if (MODE == 1) {
-    pBody<TN, BK, STAGES, BARK, true, true>(A, B, C, M, N, K);
+    pBody<TN, BK, STAGES, BARK, true, true, RING2, WM, WN>(A, B, C, M, N, K);
   } else {
-    const bool inside = (blockIdx.y + 1) * 128 <= M && (blockIdx.x + 1) * (16 * TN) <= N &&
-                        K % BK == 0 && N % 4 == 0;
-    if (inside) pBody<TN, BK, STAGES, BARK, false, true>(A, B, C, M, N, K);
-    else pBody<TN, BK, STAGES, BARK, true, true>(A, B, C, M, N, K);
+    const bool inside = (blockIdx.y + 1) * (64 * WM) <= M &&
+                        (blockIdx.x + 1) * (4 * TN * WN) <= N && K % BK == 0 && N % 4 == 0;
+    if (inside) pBody<TN, BK, STAGES, BARK, false, true, RING2, WM, WN>(A, B, C, M, N, K);
+    else pBody<TN, BK, STAGES, BARK, true, true, RING2, WM, WN>(A, B, C, M, N, K);
   }
 }
 
@@ -704,6 +717,7 @@ struct Config {
   std::string name;
   int regs = 0, localBytes = 0, occupancy = 0;
   bool usable = true;
+  int threads = 256;
 };
 
 template <int BM, int BN, int BK, int ST, bool DBB>
@@ -737,12 +751,16 @@ Config makeConfigM() {
   return c;
 }
 
-template <int TN, int BK, int ST, int BARK, int GUARD>
+template <int TN, int BK, int ST, int BARK, int GUARD, bool RING2 = false, int WM = 2, int WN = 4,
+          int MINB = (TN == 8 ? 2 : 1)>
 Config makeConfigP() {
-  Config c{128, 16 * TN, BK, ST, false, probeGemmP<TN, BK, ST, BARK, GUARD>,
-           sizeof(float) * (size_t)ST * StageLayoutT<128, 16 * TN, BK>::kStageFloats, ""};
+  constexpr int BM = 64 * WM, BN = 4 * TN * WN;
+  Config c{BM, BN, BK, ST, false, probeGemmP<TN, BK, ST, BARK, GUARD, RING2, WM, WN, MINB>,
+           sizeof(float) * (size_t)ST * StageLayoutT<BM, BN, BK>::kStageFloats, ""};
+  c.threads = WM * WN * 32;
   char buf[64];
-  std::snprintf(buf, sizeof buf, "P8x%d_k%d_s%d_b%d_m%d", TN, BK, ST, BARK, GUARD);
+  std::snprintf(buf, sizeof buf, "P8x%d_k%d_s%d_b%d_m%d%s_w%dx%d", TN, BK, ST, BARK, GUARD,
+                RING2 ? "_r2" : "", WM, WN);
   c.name = buf;
   return c;
 }
@@ -842,12 +860,14 @@ int main(int argc, char** argv) {
     std::printf("WARNING: NVIDIA_TF32_OVERRIDE=%s is set (cuBLAS might use TF32)\n", tf);
 
   // The configs: (BM,BN,BK,STAGES) x {plain, B-fragment double-buffered}.
+  // The list of the next call (session 6): the branch's ring (RING2) against the recorded one,
+  // and the 8 x 16 micro-tile on a 128 x 128 tile of 4 warps, two blocks an SM (a lead for 2048).
   std::vector<Config> all = {
-      makeConfigM<128, 256, 8, 4, 7>(),
-      makeConfigP<16, 8, 4, 7, 0>(), makeConfigP<16, 8, 4, 7, 2>(), makeConfigP<16, 8, 4, 7, 1>(),
-      makeConfigP<16, 8, 3, 7, 0>(), makeConfigP<16, 8, 3, 7, 2>(), makeConfigP<16, 8, 4, 4, 2>(),
-      makeConfigP<16, 8, 4, 6, 2>(), makeConfigP<8, 8, 4, 7, 2>(),  makeConfigP<8, 8, 3, 7, 2>(),
-      makeConfigP<8, 8, 4, 7, 1>(),
+      makeConfigP<16, 8, 3, 7, 2>(),                      makeConfigP<16, 8, 3, 7, 2, true>(),
+      makeConfigP<16, 8, 4, 7, 2, true>(),                makeConfigP<16, 8, 3, 7, 0, true>(),
+      makeConfigP<8, 8, 3, 7, 2>(),                       makeConfigP<8, 8, 3, 7, 2, true>(),
+      makeConfigP<16, 8, 3, 7, 2, true, 2, 2, 2>(),       makeConfigP<16, 8, 3, 7, 0, true, 2, 2, 2>(),
+      makeConfigP<16, 8, 4, 7, 2, true, 2, 2, 2>(),
 };
   std::vector<Config> cfgs;
   bool anyFail = false;
@@ -862,7 +882,7 @@ int main(int argc, char** argv) {
     CUDA_CHECK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)c.smem));
     cudaFuncAttributes fa;
     CUDA_CHECK(cudaFuncGetAttributes(&fa, c.fn));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.occupancy, c.fn, 256, c.smem));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&c.occupancy, c.fn, c.threads, c.smem));
     c.regs = fa.numRegs;
     c.localBytes = (int)fa.localSizeBytes;
     std::printf("attr,%s,%d,%d,%zu,%d%s\n", c.name.c_str(), c.regs, c.localBytes, c.smem,
@@ -921,11 +941,10 @@ int main(int argc, char** argv) {
       anyFail = true;
     }
 
-    const dim3 block(256);
     auto launcher = [&](const Config& c) {
       return [&, c]() {
         const dim3 grid(n / c.bn, n / c.bm);
-        c.fn<<<grid, block, c.smem>>>(dA, dB, dC, n, n, n);
+        c.fn<<<grid, dim3(c.threads), c.smem>>>(dA, dB, dC, n, n, n);
         CUDA_CHECK(cudaGetLastError());
       };
     };
