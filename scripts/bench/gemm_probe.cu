@@ -2,7 +2,8 @@
 // "which CUDA-core FP32 SGEMM shape gets within 5% of cuBLAS on H200?".
 // cuBLAS's FP32 kernel there (sm80_xmma_gemm_..._256x128x8_stage3_warpsize4x2x1_ffma)
 // uses 256 threads, 64x64 warp tiles, 8x16 outputs per thread, 1 block/SM and a
-// 3-stage cp.async pipeline; this file times kernels of that family against it.
+// 3-stage cp.async pipeline; this file times kernels of that family against it (the
+// tuning notes, docs/notes/gemm_ladder_tuning.md, attempts 11-17, say what each measured).
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo -Xptxas -v -o probe gemm_probe.cu -lcublas
 //        (also compiles for -arch=sm_75, where cp.async becomes plain loads/stores)
@@ -44,19 +45,6 @@
 
 // ---------------------------------------------------------------- device side
 
-// 16-byte global->shared copy. sm_80+: cp.async.cg (bypasses L1 and the
-// register file, which is the point of the probe). Older: a synchronous
-// float4 load+store, so the same pipeline code stays correct (waits are no-ops,
-// the barrier alone orders the data).
-__device__ __forceinline__ void cpAsync16(float* smem, const float* gmem) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem)
-               : "memory");
-#else
-  *reinterpret_cast<float4*>(smem) = *reinterpret_cast<const float4*>(gmem);
-#endif
-}
 __device__ __forceinline__ void cpAsyncCommit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -69,466 +57,21 @@ __device__ __forceinline__ void cpAsyncWait() {
 #endif
 }
 
-// Shared layout of one stage: A panel row-major As[m][k], then B panel Bs[k][n].
-// A row r starts at float aRowOff(r) = r*BK + (r/4)*4: 4 floats of pad after
-// every 4 rows. Why not a plain stride of BK+4: a lane's 8 A rows at one step are
-// rows 4j+i (j = 0..7 across the warp); with any stride that is a multiple of 4
-// floats, rows 4j land in only 2 of the 8 16-byte bank groups (4-way conflict on
-// every LDS.128). With this pad, row 4j+i sits in group (j + 2i) mod 8 (BK=8) or
-// (j + 4i) mod 8 (BK=16): 8 distinct groups, one wavefront per LDS.128; every
-// row start stays 16-byte aligned. Cost: BM*(BK+1) floats per A stage.
-template <int BM, int BN, int BK>
-struct StageLayout {
-  static constexpr int kAFloats = BM * (BK + 1);
-  static constexpr int kBFloats = BK * BN;
-  static constexpr int kStageFloats = kAFloats + kBFloats;  // multiple of 4
-};
-template <int BK>
-__host__ __device__ constexpr int aRowOff(int r) { return r * BK + (r >> 2) * 4; }
-
-// One k step of the 8x16 outer product, in a fixed order.
-__device__ __forceinline__ void fmaStep(float (&acc)[8][16], const float (&a)[8][4],
-                                        int kk, const float (&b)[16]) {
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 16; ++j) acc[i][j] = fmaf(a[i][kk], b[j], acc[i][j]);
-}
-
-// B fragment at k: columns colBase + {0,16,32,48} + {0..3}; at one k a warp reads
-// 4 distinct contiguous float4s per instruction (broadcast across lane/4).
-template <int BN>
-__device__ __forceinline__ void loadB(float (&b)[16], const float* Bs, int k) {
-#pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    const float4 v = *reinterpret_cast<const float4*>(Bs + k * BN + c * 16);
-    b[c * 4 + 0] = v.x; b[c * 4 + 1] = v.y; b[c * 4 + 2] = v.z; b[c * 4 + 3] = v.w;
-  }
-}
-// A fragment for k0..k0+3: one float4 (4 consecutive k) per owned row.
-// Owned rows: rowBase + {0..3} (i < 4) and rowBase + 32 + {0..3} (i >= 4);
-// As points at aRowOff(rowBase) already (rowBase is a multiple of 4).
-template <int BK>
-__device__ __forceinline__ void loadA(float (&a)[8][4], const float* As, int k0) {
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int off = i < 4 ? i * BK : 32 * (BK + 1) + (i - 4) * BK;
-    const float4 v = *reinterpret_cast<const float4*>(As + off + k0);
-    a[i][0] = v.x; a[i][1] = v.y; a[i][2] = v.z; a[i][3] = v.w;
-  }
-}
-
-// 256 threads = 8 warps, each a 64x64 warp tile; each lane 8 (m) x 16 (n).
-// DBB: double-buffer the B fragment in registers (load k+1's B before k's FMAs).
-template <int BM, int BN, int BK, int STAGES, bool DBB>
-__global__ void __launch_bounds__(256, 1)
-probeGemm(const float* __restrict__ A, const float* __restrict__ B,
-          float* __restrict__ C, int M, int N, int K) {
-  constexpr int WM = BM / 64, WN = BN / 64;
-  static_assert(WM * WN == 8 && BM % 64 == 0 && BN % 64 == 0, "8 warps of 64x64");
-  static_assert(BK % 4 == 0 && STAGES >= 2, "BK multiple of 4, >= 2 stages");
-  using L = StageLayout<BM, BN, BK>;
-  constexpr int kAIters = BM * BK / 4 / 256;  // 16-byte copies per thread per stage
-  constexpr int kBIters = BK * BN / 4 / 256;
-  static_assert(kAIters * 256 * 4 == BM * BK && kBIters * 256 * 4 == BK * BN,
-                "panels split evenly over 256 threads");
-  constexpr int kARowsPerIter = 256 / (BK / 4);  // multiple of 4 (64 or 128)
-  constexpr int kBRowsPerIter = 256 / (BN / 4);
-  (void)M;  // the grid covers M
-
-  extern __shared__ float4 smem4[];  // float4: 16-byte aligned base
-  float* smem = reinterpret_cast<float*>(smem4);
-
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int wm = warp / WN, wn = warp % WN;
-
-  // Copy assignment (fixed per thread): A row r0 (+ it*kARowsPerIter), quad q0;
-  // B row kr0 (+ it*kBRowsPerIter), quad qb. Global pointers advance one stage
-  // per issued stage (stages are issued exactly once each, in order).
-  const int r0 = tid / (BK / 4), q0 = tid % (BK / 4);
-  const int kr0 = tid / (BN / 4), qb = tid % (BN / 4);
-  const float* gA = A + (size_t)(blockIdx.y * BM + r0) * K + q0 * 4;
-  const float* gB = B + (size_t)kr0 * N + (size_t)blockIdx.x * BN + qb * 4;
-  const int sA = aRowOff<BK>(r0) + q0 * 4;  // aRowOff(r0 + it*R) = aRowOff(r0) + it*R*(BK+1)
-  const int sB = L::kAFloats + kr0 * BN + qb * 4;
-
-  auto issueStage = [&](int slot) {
-    float* st = smem + slot * L::kStageFloats;
-#pragma unroll
-    for (int it = 0; it < kAIters; ++it)
-      cpAsync16(st + sA + it * kARowsPerIter * (BK + 1), gA + it * kARowsPerIter * K);
-#pragma unroll
-    for (int it = 0; it < kBIters; ++it)
-      cpAsync16(st + sB + it * kBRowsPerIter * BN, gB + it * kBRowsPerIter * N);
-    gA += BK;
-    gB += (size_t)BK * N;
-  };
-
-  const int rowBase = wm * 64 + (lane >> 2) * 4;  // multiple of 4
-  const int colBase = wn * 64 + (lane & 3) * 4;
-  const int aFrag = aRowOff<BK>(rowBase);
-  const int bFrag = L::kAFloats + colBase;
-
-  float acc[8][16];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 16; ++j) acc[i][j] = 0.f;
-
-  auto computeStage = [&](int slot) {
-    const float* As = smem + slot * L::kStageFloats + aFrag;
-    const float* Bs = smem + slot * L::kStageFloats + bFrag;
-    if constexpr (!DBB) {
-#pragma unroll
-      for (int k0 = 0; k0 < BK; k0 += 4) {
-        float a[8][4];
-        loadA<BK>(a, As, k0);
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-          float b[16];
-          loadB<BN>(b, Bs, k0 + kk);
-          fmaStep(acc, a, kk, b);
-        }
-      }
-    } else {
-      float b[2][16];
-      loadB<BN>(b[0], Bs, 0);
-#pragma unroll
-      for (int k0 = 0; k0 < BK; k0 += 4) {
-        float a[8][4];
-        loadA<BK>(a, As, k0);
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) {
-          const int k = k0 + kk;
-          if (k + 1 < BK) loadB<BN>(b[(k + 1) & 1], Bs, k + 1);
-          fmaStep(acc, a, kk, b[k & 1]);
-        }
-      }
-    }
-  };
-
-  // Multistage mainloop. Group g (g = 0, 1, ...) holds stage g's copies (empty
-  // once g >= KT); exactly one group is committed per prologue step and per
-  // iteration, so before iteration kt's wait, STAGES-1+kt groups exist and
-  // wait_group(STAGES-2) leaves at most STAGES-2 pending: groups 0..kt are done
-  // (this thread's copies); the barrier then publishes everyone's. The slot
-  // refilled at iteration kt, (kt+STAGES-1) % STAGES == (kt-1) % STAGES, is the
-  // one computed at iteration kt-1, which every warp finished before reaching
-  // this iteration's barrier (at kt = 0 it is the never-filled slot STAGES-1).
-  const int KT = K / BK;
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < KT) issueStage(s);
-    cpAsyncCommit();
-  }
-  int readSlot = 0, writeSlot = STAGES - 1;
-  for (int kt = 0; kt < KT; ++kt) {
-    cpAsyncWait<STAGES - 2>();
-    __syncthreads();
-    if (kt + STAGES - 1 < KT) issueStage(writeSlot);
-    cpAsyncCommit();  // possibly empty: keeps the group count = stage index
-    computeStage(readSlot);
-    readSlot = readSlot + 1 == STAGES ? 0 : readSlot + 1;
-    writeSlot = writeSlot + 1 == STAGES ? 0 : writeSlot + 1;
-  }
-  cpAsyncWait<0>();  // only empty groups can be pending here; leave none behind
-
-  // Epilogue: float4 stores straight from the accumulators.
-  float* Cp = C + (size_t)(blockIdx.y * BM + rowBase) * N + (size_t)blockIdx.x * BN + colBase;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    float* row = Cp + (size_t)(i < 4 ? i : 32 + i - 4) * N;
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-      *reinterpret_cast<float4*>(row + c * 16) =
-          make_float4(acc[i][c * 4 + 0], acc[i][c * 4 + 1], acc[i][c * 4 + 2], acc[i][c * 4 + 3]);
-  }
-}
-
-// probeGemmT: the A panel stored transposed (As[k][m], BM + 4 floats a k) by
-// 4-byte cp.async.ca copies (cuBLAS's way: a copy can put one float anywhere),
-// so a thread's 8 A values at one k are two LDS.128, like its 16 B values (four);
-// fragments of k + 1 read while the FMAs of k issue; the wait and the barrier
-// that publish the next stage sit before the last k's FMAs, whose fragments are
-// already in registers, so they cover the first reads of the next stage.
-__device__ __forceinline__ void cpAsync4(float* smem, const float* gmem) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem) : "memory");
-#else
-  *smem = *gmem;
-#endif
-}
-template <bool JOUTER>
-__device__ __forceinline__ void fmaStep8x16(float (&acc)[8][16], const float (&a)[8],
-                                            const float (&b)[16]) {
-  if constexpr (JOUTER) {
-#pragma unroll
-    for (int j = 0; j < 16; ++j)
-#pragma unroll
-      for (int i = 0; i < 8; ++i) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-  } else {
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-      for (int j = 0; j < 16; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-  }
-}
 template <int BM, int BN, int BK>
 struct StageLayoutT {
   static constexpr int kARow = BM + 4;  // rows k apart: 4 banks on, so a warp's 8 k x 4 m differ
   static constexpr int kAFloats = BK * kARow;
   static constexpr int kStageFloats = kAFloats + BK * BN;
 };
-// AREG: the A panel goes through registers instead (one LDG.128 a float4, loaded as a stage
-// starts, stored transposed by four STS.32 just before the stage's barrier); B stays cp.async.
-// JOUTER: the FMAs of one k ordered column by column instead of row by row.
-template <int BM, int BN, int BK, int STAGES, bool AREG, bool JOUTER>
-__global__ void __launch_bounds__(256, 1)
-probeGemmT(const float* __restrict__ A, const float* __restrict__ B,
-           float* __restrict__ C, int M, int N, int K) {
-  constexpr int WN = BN / 64;
-  static_assert((BM / 64) * WN == 8 && BM % 64 == 0 && BN % 64 == 0, "8 warps of 64x64");
-  static_assert(32 % BK == 0 && BK % 2 == 0 && STAGES >= 2, "BK divides 32, even");
-  using L = StageLayoutT<BM, BN, BK>;
-  constexpr int kAIters = BM * BK / 256, kAStep = 256 / BK;  // 4-byte copies a thread; m apart
-  constexpr int kBIters = BK * BN / 4 / 256, kBRows = 256 / (BN / 4);
-  static_assert(kAIters * 256 == BM * BK && kBIters * 1024 == BK * BN, "even split");
-  (void)M;
-  extern __shared__ float4 smem4[];
-  float* smem = reinterpret_cast<float*>(smem4);
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int wm = warp / WN, wn = warp % WN;
-  // A copies: lane's k = lane % BK, m = lane / BK + warp * (32 / BK) (+ it * kAStep): a warp
-  // reads BK consecutive floats of 32 / BK rows, and writes them at k * kARow + m, all banks apart.
-  const int ak = lane % BK, am = lane / BK + warp * (32 / BK);
-  const float* gA = A + (size_t)(blockIdx.y * BM + am) * K + ak;
-  const int sA = ak * L::kARow + am;
-  const int kr = tid / (BN / 4), qb = tid % (BN / 4);
-  const float* gB = B + (size_t)kr * N + (size_t)blockIdx.x * BN + qb * 4;
-  const int sB = L::kAFloats + kr * BN + qb * 4;
-  // AREG: thread's float4 it of an A stage: row rr + it * kRRows, k offset rk (BK / 4 a row).
-  constexpr int kRIters = BM * BK / 4 / 256, kRRows = 256 / (BK / 4);
-  static_assert(kRIters * 1024 == BM * BK, "A float4s split evenly");
-  const int rr = tid / (BK / 4), rk = tid % (BK / 4) * 4;
-  const float* gR = A + (size_t)(blockIdx.y * BM + rr) * K + rk;
-  float4 aReg[kRIters];
-  auto loadAReg = [&]() {
-#pragma unroll
-    for (int it = 0; it < kRIters; ++it)
-      aReg[it] = *reinterpret_cast<const float4*>(gR + (size_t)it * kRRows * K);
-    gR += BK;
-  };
-  auto storeAReg = [&](int slot) {
-    float* As = smem + slot * L::kStageFloats + rk * L::kARow + rr;
-#pragma unroll
-    for (int it = 0; it < kRIters; ++it) {
-      As[0 * L::kARow + it * kRRows] = aReg[it].x;
-      As[1 * L::kARow + it * kRRows] = aReg[it].y;
-      As[2 * L::kARow + it * kRRows] = aReg[it].z;
-      As[3 * L::kARow + it * kRRows] = aReg[it].w;
-    }
-  };
-  auto issueStage = [&](int slot) {
-    float* st = smem + slot * L::kStageFloats;
-    if constexpr (!AREG) {
-#pragma unroll
-      for (int it = 0; it < kAIters; ++it)
-        cpAsync4(st + sA + it * kAStep, gA + (size_t)it * kAStep * K);
-      gA += BK;
-    }
-#pragma unroll
-    for (int it = 0; it < kBIters; ++it)
-      cpAsync16(st + sB + it * kBRows * BN, gB + (size_t)it * kBRows * N);
-    gB += (size_t)BK * N;
-  };
-  const int rowBase = wm * 64 + (lane >> 2) * 4, colBase = wn * 64 + (lane & 3) * 4;
-  auto loadFrag = [&](int slot, int k, float (&fa)[8], float (&fb)[16]) {
-    const float* As = smem + slot * L::kStageFloats + k * L::kARow + rowBase;
-    const float* Bs = smem + slot * L::kStageFloats + L::kAFloats + k * BN + colBase;
-    const float4 x = *reinterpret_cast<const float4*>(As);
-    const float4 y = *reinterpret_cast<const float4*>(As + 32);
-    fa[0] = x.x; fa[1] = x.y; fa[2] = x.z; fa[3] = x.w;
-    fa[4] = y.x; fa[5] = y.y; fa[6] = y.z; fa[7] = y.w;
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      const float4 v = *reinterpret_cast<const float4*>(Bs + c * 16);
-      fb[c * 4 + 0] = v.x; fb[c * 4 + 1] = v.y; fb[c * 4 + 2] = v.z; fb[c * 4 + 3] = v.w;
-    }
-  };
-  float acc[8][16];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 16; ++j) acc[i][j] = 0.f;
 
-  // Group g holds stage g (empty past the last stage): S - 1 in the prologue, one an iteration.
-  // Iteration kt first refills slot (kt - 1) % S, whose last read (the fragments of its last
-  // k, loaded before iteration kt - 1's barrier) every warp has done; at its last k it waits
-  // for stage kt + 1 (S + kt groups committed, so S - 2 may stay pending) and publishes it.
-  const int KT = K / BK;
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < KT) {
-      issueStage(s);
-      if constexpr (AREG) {
-        loadAReg();
-        storeAReg(s);
-      }
-    }
-    cpAsyncCommit();
-  }
-  cpAsyncWait<STAGES - 2>();
-  __syncthreads();
-  float fa[2][8], fb[2][16];
-  loadFrag(0, 0, fa[0], fb[0]);
-  int readSlot = 0, writeSlot = STAGES - 1;
-  for (int kt = 0; kt < KT; ++kt) {
-    const bool refill = kt + STAGES - 1 < KT;
-    if (refill) {
-      issueStage(writeSlot);
-      if constexpr (AREG) loadAReg();
-    }
-    cpAsyncCommit();
-    const int nextSlot = readSlot + 1 == STAGES ? 0 : readSlot + 1;
-#pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      if (kk == BK - 1) {
-        if constexpr (AREG) {  // slot (kt - 1) % S, free since iteration kt - 1's barrier
-          if (refill) storeAReg(writeSlot);
-        }
-        cpAsyncWait<STAGES - 2>();
-        __syncthreads();
-      }
-      if (kk + 1 < BK) loadFrag(readSlot, kk + 1, fa[(kk + 1) & 1], fb[(kk + 1) & 1]);
-      else if (kt + 1 < KT) loadFrag(nextSlot, 0, fa[0], fb[0]);
-      fmaStep8x16<JOUTER>(acc, fa[kk & 1], fb[kk & 1]);
-    }
-    readSlot = nextSlot;
-    writeSlot = writeSlot + 1 == STAGES ? 0 : writeSlot + 1;
-  }
-  cpAsyncWait<0>();
-  float* Cp = C + (size_t)(blockIdx.y * BM + rowBase) * N + (size_t)blockIdx.x * BN + colBase;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    float* row = Cp + (size_t)(i < 4 ? i : 32 + i - 4) * N;
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-      *reinterpret_cast<float4*>(row + c * 16) =
-          make_float4(acc[i][c * 4 + 0], acc[i][c * 4 + 1], acc[i][c * 4 + 2], acc[i][c * 4 + 3]);
-  }
-}
-
-// probeGemmM: probeGemmT's layout and copies (A 4-byte, transposed; B 16-byte), but the
-// wait and the barrier sit at k = BARK of a stage instead of at its end, and the refill of
-// the slot freed by the stage before follows that barrier. So no fragment read waits on a
-// barrier (the next stage's first fragment is read at the stage's last k, like any other),
-// and the loop is unrolled by the stage count so that every slot offset is a constant.
-// Group accounting: before the wait of iteration kt, S - 1 + kt groups are committed (the
-// prologue's S - 1, one an iteration after its barrier); stage kt + 1 must have landed, so
-// S - 3 may stay pending (S >= 3). Slot (kt - 1) % S, refilled after iteration kt's barrier,
-// was last read in iteration kt - 1 (its fragments; the next-stage read at kt - 1's last k
-// is of slot kt % S).
-template <int BM, int BN, int BK, int STAGES, int BARK>
-__global__ void __launch_bounds__(256, 1)
-probeGemmM(const float* __restrict__ A, const float* __restrict__ B,
-           float* __restrict__ C, int M, int N, int K) {
-  constexpr int WN = BN / 64;
-  static_assert((BM / 64) * WN == 8 && BM % 64 == 0 && BN % 64 == 0, "8 warps of 64x64");
-  static_assert(32 % BK == 0 && BK % 2 == 0 && STAGES >= 3 && BARK >= 0 && BARK < BK, "shape");
-  using L = StageLayoutT<BM, BN, BK>;
-  constexpr int kAIters = BM * BK / 256, kAStep = 256 / BK;
-  constexpr int kBIters = BK * BN / 4 / 256, kBRows = 256 / (BN / 4);
-  (void)M;
-  extern __shared__ float4 smem4[];
-  float* smem = reinterpret_cast<float*>(smem4);
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int wm = warp / WN, wn = warp % WN;
-  const int ak = lane % BK, am = lane / BK + warp * (32 / BK);
-  const float* gA = A + (size_t)(blockIdx.y * BM + am) * K + ak;
-  const int sA = ak * L::kARow + am;
-  const int kr = tid / (BN / 4), qb = tid % (BN / 4);
-  const float* gB = B + (size_t)kr * N + (size_t)blockIdx.x * BN + qb * 4;
-  const int sB = L::kAFloats + kr * BN + qb * 4;
-  auto issueStage = [&](int slot) {
-    float* st = smem + slot * L::kStageFloats;
-#pragma unroll
-    for (int it = 0; it < kAIters; ++it)
-      cpAsync4(st + sA + it * kAStep, gA + (size_t)it * kAStep * K);
-#pragma unroll
-    for (int it = 0; it < kBIters; ++it)
-      cpAsync16(st + sB + it * kBRows * BN, gB + (size_t)it * kBRows * N);
-    gA += BK;
-    gB += (size_t)BK * N;
-  };
-  const int rowBase = wm * 64 + (lane >> 2) * 4, colBase = wn * 64 + (lane & 3) * 4;
-  const float* fragA = smem + rowBase;
-  const float* fragB = smem + L::kAFloats + colBase;
-  auto loadFrag = [&](int slot, int k, float (&fa)[8], float (&fb)[16]) {
-    const float* As = fragA + slot * L::kStageFloats + k * L::kARow;
-    const float* Bs = fragB + slot * L::kStageFloats + k * BN;
-    const float4 x = *reinterpret_cast<const float4*>(As);
-    const float4 y = *reinterpret_cast<const float4*>(As + 32);
-    fa[0] = x.x; fa[1] = x.y; fa[2] = x.z; fa[3] = x.w;
-    fa[4] = y.x; fa[5] = y.y; fa[6] = y.z; fa[7] = y.w;
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      const float4 v = *reinterpret_cast<const float4*>(Bs + c * 16);
-      fb[c * 4 + 0] = v.x; fb[c * 4 + 1] = v.y; fb[c * 4 + 2] = v.z; fb[c * 4 + 3] = v.w;
-    }
-  };
-  float acc[8][16];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 16; ++j) acc[i][j] = 0.f;
-  const int KT = K / BK;
-#pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < KT) issueStage(s);
-    cpAsyncCommit();
-  }
-  cpAsyncWait<STAGES - 2>();
-  __syncthreads();
-  float fa[2][8], fb[2][16];
-  loadFrag(0, 0, fa[0], fb[0]);
-  for (int kt0 = 0; kt0 < KT; kt0 += STAGES) {
-#pragma unroll
-    for (int s = 0; s < STAGES; ++s) {
-      const int kt = kt0 + s;
-      if (kt >= KT) break;
-      const int nextSlot = (s + 1) % STAGES, writeSlot = (s + STAGES - 1) % STAGES;
-#pragma unroll
-      for (int kk = 0; kk < BK; ++kk) {
-        if (kk == BARK) {
-          cpAsyncWait<STAGES - 3>();
-          __syncthreads();
-          if (kt + STAGES - 1 < KT) issueStage(writeSlot);
-          cpAsyncCommit();
-        }
-        if (kk + 1 < BK) loadFrag(s, kk + 1, fa[(kk + 1) & 1], fb[(kk + 1) & 1]);
-        else if (kt + 1 < KT) loadFrag(nextSlot, 0, fa[0], fb[0]);
-        fmaStep8x16<false>(acc, fa[kk & 1], fb[kk & 1]);
-      }
-    }
-  }
-  cpAsyncWait<0>();
-  float* Cp = C + (size_t)(blockIdx.y * BM + rowBase) * N + (size_t)blockIdx.x * BN + colBase;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    float* row = Cp + (size_t)(i < 4 ? i : 32 + i - 4) * N;
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-      *reinterpret_cast<float4*>(row + c * 16) =
-          make_float4(acc[i][c * 4 + 0], acc[i][c * 4 + 1], acc[i][c * 4 + 2], acc[i][c * 4 + 3]);
-  }
-}
-
-// probeGemmP: the candidate lesson kernel. probeGemmM's pipeline for any M, N, K (copies
-// outside A or B zero-filled: cp.async with a source size of 0; GUARD = false skips the tests,
-// for interior tiles), a micro-tile of 8 x TN (TN = 8: a 128 x 128 tile, two blocks an SM at
-// 128 registers; TN = 16: 128 x 256, one block), and below sm_80 the copies go through
-// registers: loaded where sm_80 issues its copies, stored at the stage's last k.
+// probeGemmP: the candidate lesson kernel (steps 12-13 of branch steps12-13). A panel stored
+// transposed (As[k][m]) by 4-byte cp.async copies, B by 16-byte ones; fragments one k ahead; the
+// wait and barrier at k = BARK of a stage; the loop unrolled by the stage count (every slot a
+// constant); any M, N, K (copies outside A or B zero-filled: cp.async with a source size of 0;
+// GUARD = false skips the tests, for interior tiles); a micro-tile of 8 x TN (TN = 8: a 128 x
+// 128 tile, two blocks an SM at 128 registers; TN = 16: 128 x 256, one block). Below sm_80 a
+// copy is a plain load and store. The kernels of attempts 11-14 in the tuning notes
+// (probeGemm, probeGemmT, probeGemmM) are in `git show 4fbebc9:scripts/bench/gemm_probe.cu`.
 __device__ __forceinline__ void copy4z(float* smem, const float* gmem, bool in) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
@@ -710,52 +253,19 @@ probeGemmP(const float* __restrict__ A, const float* __restrict__ B,
 using KernelFn = void (*)(const float*, const float*, float*, int, int, int);
 
 struct Config {
-  int bm, bn, bk, stages;
-  bool dbb;
+  int bm, bn;
   KernelFn fn;
   size_t smem;
   std::string name;
   int regs = 0, localBytes = 0, occupancy = 0;
-  bool usable = true;
   int threads = 256;
 };
-
-template <int BM, int BN, int BK, int ST, bool DBB>
-Config makeConfig() {
-  Config c{BM, BN, BK, ST, DBB, probeGemm<BM, BN, BK, ST, DBB>,
-           sizeof(float) * (size_t)ST * StageLayout<BM, BN, BK>::kStageFloats, ""};
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%dx%dx%d_s%d%s", BM, BN, BK, ST, DBB ? "_dbB" : "");
-  c.name = buf;
-  return c;
-}
-
-template <int BM, int BN, int BK, int ST, bool AREG = false, bool JOUTER = false>
-Config makeConfigT() {
-  Config c{BM, BN, BK, ST, false, probeGemmT<BM, BN, BK, ST, AREG, JOUTER>,
-           sizeof(float) * (size_t)ST * StageLayoutT<BM, BN, BK>::kStageFloats, ""};
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "T%dx%dx%d_s%d%s%s", BM, BN, BK, ST, AREG ? "_areg" : "",
-                JOUTER ? "_jo" : "");
-  c.name = buf;
-  return c;
-}
-
-template <int BM, int BN, int BK, int ST, int BARK>
-Config makeConfigM() {
-  Config c{BM, BN, BK, ST, false, probeGemmM<BM, BN, BK, ST, BARK>,
-           sizeof(float) * (size_t)ST * StageLayoutT<BM, BN, BK>::kStageFloats, ""};
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "M%dx%dx%d_s%d_b%d", BM, BN, BK, ST, BARK);
-  c.name = buf;
-  return c;
-}
 
 template <int TN, int BK, int ST, int BARK, int GUARD, bool RING2 = false, int WM = 2, int WN = 4,
           int MINB = (TN == 8 ? 2 : 1)>
 Config makeConfigP() {
   constexpr int BM = 64 * WM, BN = 4 * TN * WN;
-  Config c{BM, BN, BK, ST, false, probeGemmP<TN, BK, ST, BARK, GUARD, RING2, WM, WN, MINB>,
+  Config c{BM, BN, probeGemmP<TN, BK, ST, BARK, GUARD, RING2, WM, WN, MINB>,
            sizeof(float) * (size_t)ST * StageLayoutT<BM, BN, BK>::kStageFloats, ""};
   c.threads = WM * WN * 32;
   char buf[64];

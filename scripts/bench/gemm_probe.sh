@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One device call for scripts/bench/gemm_probe.cu: builds it for sm_90
-# (-lineinfo, ptxas -v into build.txt), checks and times its 12 kernels against
+# (-lineinfo, ptxas -v into build.txt), checks and times its kernels against
 # cuBLAS SGEMM (FP32) at SIZES, ROUNDS interleaved rounds (probe.txt), then, if
 # NCU=1, one ncu pass over the cuBLAS kernel and every probe kernel at 4096
 # (check launches only: -rounds 0) into ncu.csv. Every step has a timeout, so the
@@ -33,9 +33,9 @@ echo "probe rc=$rc" >> "$OUT/probe.txt"
 
 # ncu: issue-slot use, FMA pipe, instructions, shared bank conflicts, registers,
 # time. -rounds 0 makes every kernel run exactly once (its check launch), after
-# cuBLAS's reference launch: so -c 16 covers cuBLAS plus all 12 probe kernels.
+# cuBLAS's reference launch: so -c 20 covers cuBLAS plus up to 19 probe kernels.
 if [ "$NCU" = 1 ]; then
-  M=smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,launch__registers_per_thread,gpu__time_duration.sum,smsp__warps_issue_stalled_barrier_per_warp_active.pct,smsp__warps_issue_stalled_short_scoreboard_per_warp_active.pct,smsp__warps_issue_stalled_long_scoreboard_per_warp_active.pct,smsp__warps_issue_stalled_mio_throttle_per_warp_active.pct,smsp__warps_issue_stalled_math_pipe_throttle_per_warp_active.pct,smsp__warps_issue_stalled_not_selected_per_warp_active.pct,smsp__warps_issue_stalled_wait_per_warp_active.pct,smsp__warps_issue_stalled_dispatch_stall_per_warp_active.pct,smsp__warps_issue_stalled_selected_per_warp_active.pct,smsp__warps_issue_stalled_no_instruction_per_warp_active.pct,smsp__warps_issue_stalled_lg_throttle_per_warp_active.pct
+  M=smsp__issue_active.avg.pct_of_peak_sustained_active,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,launch__registers_per_thread,gpu__time_duration.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_not_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_dispatch_stall_per_issue_active.ratio,smsp__average_warps_issue_stalled_selected_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio
   echo "== ncu (app output below; report in ncu.csv)" >> "$OUT/probe.txt"
   timeout 150 ncu --clock-control none -k regex:'[Gg]emm' -c 20 --print-kernel-base demangled \
     --metrics "$M" --csv --log-file "$OUT/ncu.csv" "$W/probe" -sizes 4096 -rounds 0 >> "$OUT/probe.txt" 2>&1
@@ -72,7 +72,7 @@ rm -rf "$W"
 
 # What to read first: ptxas summary, the tables, any failure, an ncu pivot.
 echo "== ptxas (sm_90): kernel, spill store bytes, registers"
-awk '/Compiling entry/ {k=$0; sub(/.*probeGemmILi/,"",k); sub(/EEvPK.*/,"",k); gsub(/ELi/,"x",k); sub(/ELb/," dbB=",k)}
+awk '/Compiling entry/ {k=$0; sub(/.*probeGemm[A-Z]?ILi/,"",k); sub(/EEvPK.*/,"",k); gsub(/EL[ib]/,"x",k)}
      /spill stores/ {s=$5} /Used [0-9]+ registers/ {print k, "spill=" s, "regs=" $5}' "$OUT/build.txt"
 echo "== probe"
 grep -v "^time,\|^check,.*PASS$\|^csv:\|^summary," "$OUT/probe.txt" | tail -100
@@ -93,8 +93,8 @@ tab = collections.OrderedDict()
 for r in rows:
     name = r[ki].replace("void ", "").split("(")[0].replace("probeGemm", "p").replace("f32f32_f32f32_f32_", "")[:70]
     mn = r[mi]
-    if mn.startswith("smsp__warps_issue_stalled_"):  # stall share, % of active warp cycles
-        mn = "st_" + mn[len("smsp__warps_issue_stalled_"):].split("_per_warp")[0][:8]
+    if mn.startswith("smsp__average_warps_issue_stalled_"):  # warps stalled per issued instruction
+        mn = "st_" + mn[len("smsp__average_warps_issue_stalled_"):].split("_per_issue")[0][:8]
         short.setdefault(mn, mn)
     tab.setdefault((int(r[ii]), name), {})[short.get(mn, mn)] = r[vi].replace(",", "")
 cols = list(short.values())
