@@ -8,10 +8,14 @@
 # and racecheck on the Sanitize: line, and compares the sm_75 build's result
 # lines with the native build's. Everything lands in $OUT/gemm_ladder.tgz plus
 # a summary. Usage: scripts/bench/gemm_ladder.sh  (OUT, ROUNDS, SIZES, NCU,
-# VARIANTS from the environment). Not a recording: expected/ is never written.
+# VARIANTS, VFILES from the environment). VFILES: name=path pairs, whole lesson
+# files to time as variants (a path relative to the checkout, e.g. a branch's
+# lesson saved with `git show BRANCH:lessons/gemm_ladder.cu > v.cu`, untracked
+# files travel with the device call). Variants run in every round at VSIZES,
+# interleaved with the lesson and cuBLAS. Not a recording: expected/ is never written.
 set -u
 OUT=${OUT:-/tmp/gl_out}; ROUNDS=${ROUNDS:-3}; SIZES=${SIZES:-"1024 2048 4096 8192"}
-NCU=${NCU:-1}; VARIANTS=${VARIANTS:-}; VSIZES=${VSIZES:-"2048 4096"}
+NCU=${NCU:-1}; VARIANTS=${VARIANTS:-}; VFILES=${VFILES:-}; VSIZES=${VSIZES:-"2048 4096"}
 W=${W:-$(mktemp -d)}; R=$W/res; mkdir -p $R
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cp "$root/lessons/gemm_ladder.cu" "$root/anchors/cublas_sgemm.cu" $W/
@@ -26,6 +30,12 @@ for v in $VARIANTS; do  # v: name=sed-expression (no spaces)
   sed -e "$expr" gemm_ladder.cu > v_$name.cu
   ( nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo -Xptxas -v -o v_$name v_$name.cu > $R/build_v_$name.txt 2>&1 ) &
 done
+for v in $VFILES; do  # v: name=path (relative to the checkout)
+  name=${v%%=*}; src=$root/${v#*=}
+  [ -f "$src" ] || { echo "VFILES: no file $src" >&2; exit 2; }
+  cp "$src" v_$name.cu
+  ( nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo -Xptxas -v -o v_$name v_$name.cu > $R/build_v_$name.txt 2>&1 ) &
+done
 wait
 ls -la gl90 gl75 cublas_sgemm v_* > $R/builds.txt 2>&1
 # Timing: lesson and cuBLAS interleaved, ROUNDS pairs per size.
@@ -33,9 +43,9 @@ for n in $SIZES; do
   for r in $(seq 1 $ROUNDS); do
     ./gl90 --csv -n $n > $R/lesson_n${n}_r$r.csv 2> $R/lesson_n${n}_r$r.err; echo "rc=$?" >> $R/lesson_n${n}_r$r.err
     ./cublas_sgemm -n $n > $R/cublas_n${n}_r$r.csv 2>&1
-    for v in $VARIANTS; do
+    for v in $VARIANTS $VFILES; do
       name=${v%%=*}
-      [ $r -eq 1 ] && [[ " $VSIZES " == *" $n "* ]] && { ./v_$name --csv -n $n > $R/v_${name}_n${n}.csv 2> $R/v_${name}_n${n}.err; echo "rc=$?" >> $R/v_${name}_n${n}.err; }
+      [[ " $VSIZES " == *" $n "* ]] && { ./v_$name --csv -n $n > $R/v_${name}_n${n}_r$r.csv 2> $R/v_${name}_n${n}_r$r.err; echo "rc=$?" >> $R/v_${name}_n${n}_r$r.err; }
     done
   done
 done
