@@ -3,7 +3,7 @@ comparison of an output with a recording (used by run, compare, exercise check, 
 
 Kinds of line (docs/lesson-contract.md):
 - MEASUREMENT: inline units (`<num> ms`, ...) and the volatile CSV columns: masked always.
-- DEVICE FACT: the `GPU:` line, `[device]` lines, inline `<n> regs`, `<n> blocks/SM`,
+- DEVICE FACT: the `GPU:` line, `[device]` lines, inline `<n> regs`, `<n> B local`, `<n> blocks/SM`,
   `<num>% occupancy`, `limited by <words>`, the device CSV columns and `# GPU:` / `# [device]` CSV
   comments: compared exactly against a recording of the same GPU model, masked otherwise.
 - RESULT: everything else, compared exactly everywhere.
@@ -39,6 +39,7 @@ MEASUREMENT_CSV_COLUMNS = {
 }
 DEVICE_INLINE_RULES = [
     (re.compile(r"[ \t]*\b\d+ regs\b"), " [REGS] regs"),
+    (re.compile(r"[ \t]*\b\d+ B local\b"), " [LOCAL] B local"),
     (re.compile(r"[ \t]*\b\d+ blocks/SM\b"), " [BLOCKS] blocks/SM"),
     (re.compile(r"[ \t]*\b" + NUM + r"% occupancy\b"), " [OCC]% occupancy"),
     (re.compile(r"limited by [a-z][a-z -]*[a-z]"), "limited by [LIMIT]"),

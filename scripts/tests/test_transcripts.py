@@ -46,10 +46,13 @@ class TestMasking(unittest.TestCase):
 
 class TestDeviceFacts(unittest.TestCase):
     def test_inline_device_units_masked_only_as_device_facts(self):
-        line = "  1  128/8/1   40 regs   12 blocks/SM   75.0% occupancy  limited by registers"
+        line = "  1  128/8/1   40 regs, 16 B local   12 blocks/SM   75.0% occupancy  limited by registers"
         self.assertEqual(mask_line(line), line)
         self.assertEqual(mask_line(line, device=True),
-                         "  1  128/8/1 [REGS] regs [BLOCKS] blocks/SM [OCC]% occupancy  limited by [LIMIT]")
+                         "  1  128/8/1 [REGS] regs, [LOCAL] B local [BLOCKS] blocks/SM [OCC]% occupancy  limited by [LIMIT]")
+        # Only a count of bytes followed by "B local" is a device fact; other byte counts are results.
+        self.assertEqual(mask_line("  24960 B shared memory, 0 B locals", device=True),
+                         "  24960 B shared memory, 0 B locals")
 
     def test_gpu_and_device_lines_masked_whole(self):
         self.assertEqual(mask_line("GPU: Tesla T4 (compute capability 7.5)", True), "GPU: [DEVICE]")
