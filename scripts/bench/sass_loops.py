@@ -14,7 +14,7 @@ import sys
 HEADER = (re.compile(r"^\s*\.text\.(\S+):"), re.compile(r"Function : (\S+)"))
 LABEL = re.compile(r"^\s*(\.L_x_\d+):")
 INSN = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)")
-TARGET = re.compile(r"(\.L_x_\d+)")
+TARGET = re.compile(r"BRA\s+(?:`\()?(\.L_x_\d+|0x[0-9a-f]+)")  # nvdisasm: a label; cuobjdump: an address
 
 
 def functions(lines):
@@ -48,7 +48,7 @@ def loops(insns, labels, min_ffma):
     found = []
     for addr, op, line in insns:
         m = TARGET.search(line) if op == "BRA" else None
-        lo = labels.get(m.group(1)) if m else None
+        lo = None if not m else int(m.group(1), 16) if m.group(1).startswith("0x") else labels.get(m.group(1))
         if lo is not None and lo < addr:
             mix = collections.Counter(o for a, o, _ in insns if lo <= a <= addr)
             if mix["FFMA"] >= min_ffma:
