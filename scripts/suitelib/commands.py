@@ -2,22 +2,16 @@
 Layers, bottom up: model; transcripts, running, figures, celink; catalogue, docs, anchors, plots;
 generate, checks, exercises, verify; commands; cli (argparse and main)."""
 
-import concurrent.futures
-import datetime
-import os
 import shlex
 import sys
-import time
-from pathlib import Path
 
 from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, EXIT_SKIP, SuiteError, UsageError
-from . import catalogue, checks, docs, exercises, generate, plots, running
-from .anchors import measure_anchors
+from . import catalogue, checks, docs, exercises, generate, plots, running, verifyrun
 from .model import Program, all_runs, data_recordings, find_lesson_run, find_run, lesson, programs, resolve_source
-from .running import ctest_gpu, require_gpu, run_measured
+from .running import require_gpu
 from .transcripts import compare, format_transcript, parse_transcript, read_pasted, run_against_transcript, staleness
-from .verify import (BUDGET, BUDGET_KEYS, build_tree, check_verify_record, load_record, make_jobs, program_entry,
-                     record_ctest_only, resume_selection, run_jobs, select_programs, verify_table, write_record)
+from .verify import (check_verify_record, load_record, record_ctest_only, resume_selection, select_programs,
+                     verify_table, write_record)
 
 
 def cmd_build(args):
@@ -238,60 +232,13 @@ def cmd_verify(args):
         raise UsageError(f"verify: --deadline expects a positive number of seconds, got {args.deadline}")
     select_programs(root, args.only)  # a bad --only is a usage error, GPU or not
     facts = require_gpu("verify")
-    gpu, t0 = args.gpu or facts.slug, time.monotonic()
+    gpu = args.gpu or facts.slug
     if args.ctest_only:
         return record_ctest_only(root, gpu)
     if args.resume:
         args.only = resume_selection(root, gpu)
     progs, cats = select_programs(root, args.only), catalogue.load(root)
-
-    def progress(text):
-        print(f"[{time.monotonic() - t0:6.1f} s] {text}", flush=True)
-
-    targets = [p.target for p in progs]
-    anchor_targets = ["cublas_sgemm"] if (Path(root) / "anchors" / "CMakeLists.txt").exists() else []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        native, ptx75 = (f.result() for f in [pool.submit(build_tree, root, "verify-native", "75;90", targets, anchor_targets),
-                                              pool.submit(build_tree, root, "verify-sm75", "75", targets)])
-    cpu = sorted(os.sched_getaffinity(0))[0]
-    # Every run's budget, one at a time on one core: a student's pane verdict reads which runs fit CE.
-    budget = {p.rel: {r.id: run_measured(native / p.target, r.args, cpu) for r in p.runs()}
-              for p in progs if not p.is_starter}
-    results = run_jobs(make_jobs(root, progs, native, ptx75, gpu, cats), t0 + args.deadline, progress)
-    entries = [program_entry(p, results, cats) for p in progs]
-    for e in entries:
-        if e["program"] in budget:
-            runs_budget = {rid: {k: b[k] for k in BUDGET_KEYS} for rid, b in budget[e["program"]].items()}
-            e.update(runs_budget[next(iter(runs_budget))])  # the default run's, as the budget check reads it
-            e["runs_budget"] = runs_budget
-    attempts = [results.get(("attempt", p.rel, a.region, a.name)) or {"lesson": a.lesson, "region": a.region, "name": a.name,
-                "kind": a.kind, "accepted": None, "outcome": "not finished"}
-                for p in progs if p.name in cats and not p.is_starter for a in cats[p.name].attempts]
-    record = {"gpu": facts.name, "toolkit": facts.toolkit,
-              "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-              "budget": BUDGET, "programs": entries, "student_attempts": attempts}
-    # The speed exercises run alone, after every other GPU job: timings of a busy GPU decide nothing.
-    lesson_names = [p.name for p in progs if not p.is_starter]
-    record["exercise_speed"] = exercises.speed_phase(root, cats, lesson_names, progress)
-    old = load_record(root, gpu) if args.only else None
-    if old:  # merge a partial run into the record: what it did not re-verify keeps its old hashes
-        record["files"] = dict(old.get("files", {}))
-        kept = [e for e in old.get("programs", []) if e.get("program") not in {x["program"] for x in entries}]
-        record["programs"] = sorted(kept + entries, key=lambda e: e["program"])
-        names = {p.name for p in progs}
-        record["student_attempts"] = [a for a in old.get("student_attempts", []) if a["lesson"] not in names] + attempts
-        record["exercise_speed"] = [s for s in old.get("exercise_speed", []) if s.get("lesson") not in names] \
-            + record["exercise_speed"]
-    # A partial verify measures only its lessons' anchors and keeps the others' as recorded.
-    kept = [e for e in (old or {}).get("anchors", []) if e.get("lesson") not in {p.name for p in progs}]
-    record["anchors"] = measure_anchors(root, native, gpu, progress, kept=kept)
-    record["ctest_gpu"] = ctest_gpu(root) if not args.no_ctest else (old or {}).get("ctest_gpu")
-    record["total_wall_s"] = round(time.monotonic() - t0, 1)
-    log = [n for p in progs for r in p.runs() for n in (results.get(("run", p.rel, r.id)) or {"notes": [f"{r.id}: not finished"]})["notes"]]
-    verified = {run.transcript_path(gpu).relative_to(root).as_posix() for p in progs for run in p.runs()}
-    verified |= {f"expected/{gpu}/data/{csv}" for name, _, csv, _, _ in data_recordings(root)
-                 for p in progs if p.name == name and not p.is_starter}
-    write_record(root, gpu, record, log, rehash=True if not args.only else verified | {f"expected/{gpu}/data/anchors.csv"})
+    record = verifyrun.run_verify(root, args, facts, gpu, progs, cats)
     print(verify_table(record))
     problems = check_verify_record(root, gpu)
     for p in problems:

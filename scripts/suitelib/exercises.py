@@ -482,25 +482,40 @@ def attempt_table(entries):
     return "\n".join(rows) + "\n"
 
 
-def speed_phase(root, cats, names, progress=print, run_fn=None):
+def speed_texts(root, cats, name):
+    """{key: source} a speed exercise times: the solution, the slow reference, each correct attempt."""
+    speed = cats[name].speed
+    solution, slow = reference_texts(root, name, speed)
+    texts = {"solution": solution, "slow reference": slow}
+    texts.update({"attempt " + a.name: a.apply(catalogue.base_program(root, a).text) for a in speed_attempts(cats, name)})
+    return texts
+
+
+def speed_attempts(cats, name):
+    return [a for a in cats[name].attempts if a.region == cats[name].speed.region and a.kind == "correct"]
+
+
+def speed_phase(root, cats, names, progress=print, run_fn=None, built=None):
     """verify's serial speed phase: per speed exercise, the solution, the slow reference and every
-    correct attempt of its region timed in alternating rounds; one record entry each."""
+    correct attempt of its region timed in alternating rounds; one record entry each. built: {name:
+    {key: binary} or an error text} from verify's parallel phase; a name not in it is built here."""
     out = []
     for name in names:
         speed = cats[name].speed if name in cats else None
         if speed is None:
             continue
-        progress(f"speed {name}/{speed.region}: building")
         run = speed_run(root, name, speed)
-        solution, slow = reference_texts(root, name, speed)
-        correct = [a for a in cats[name].attempts if a.region == speed.region and a.kind == "correct"]
-        texts = {"solution": solution, "slow reference": slow}
-        texts.update({"attempt " + a.name: a.apply(catalogue.base_program(root, a).text) for a in correct})
+        correct = speed_attempts(cats, name)
         entry = {"lesson": name, "region": speed.region, "run": run.id, "figure": speed.figure,
                  "better": speed.better, "rounds": speed.rounds}
         try:
             with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
-                bins = build_all(lesson(root, name), texts, tmp)
+                bins = (built or {}).get(name)
+                if bins is None:
+                    progress(f"speed {name}/{speed.region}: building")
+                    bins = build_all(lesson(root, name), speed_texts(root, cats, name), tmp)
+                if isinstance(bins, str):
+                    raise SuiteError(bins)
                 progress(f"speed {name}/{speed.region}: timing {len(bins)} programs, {speed.rounds} rounds")
                 figures = time_rounds(list(bins.items()), run.args, speed, run_fn)
         except SuiteError as exc:

@@ -257,12 +257,20 @@ def ctest_counts(text):
     return counts
 
 
-def ctest_gpu(root):
-    """The GPU workflow (configure, build and test the `gpu` preset) and its test counts. The check of
-    this very record (static.verify-record) is left out: it reads the record being written."""
-    steps = [["cmake", "--preset", "gpu"], ["cmake", "--build", "--preset", "gpu"],
-             ["ctest", "--preset", "gpu", "-E", "^static[.]verify-record$"]]
+def ctest_gpu(root, bdir=None):
+    """The GPU CTest run and its test counts. With bdir (verify's native tree, built for sm_75 and
+    sm_90 with every default target, as the `gpu` preset is): ctest there, no reconfigure or rebuild.
+    Without: the `gpu` workflow (configure, build, test). The check of this very record
+    (static.verify-record) is left out: it reads the record being written."""
+    jobs = str(max(2, (os.cpu_count() or 2) // 2))
+    if bdir is None:
+        steps = [["cmake", "--preset", "gpu"], ["cmake", "--build", "--preset", "gpu"],
+                 ["ctest", "--preset", "gpu", "-E", "^static[.]verify-record$"]]
+    else:
+        steps = [["ctest", "--test-dir", str(bdir), "-j", jobs, "--timeout", "600", "--output-on-failure",
+                  "-E", "^static[.]verify-record$"]]
     log, rc = [], 0
+    start = time.monotonic()
     for cmd in steps:
         done = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
         log.append(f"$ {' '.join(cmd)}\n{done.stdout}{done.stderr}")
@@ -274,4 +282,11 @@ def ctest_gpu(root):
     counts = ctest_counts(log[-1])
     if rc != 0 and counts["failed"] == 0:
         counts["failed"] = 1  # the workflow failed before or outside the tests (configure, build)
+    counts["failed_tests"] = failed_tests(log[-1])
+    counts["command"] = " ".join(steps[-1])
+    counts["wall_s"] = round(time.monotonic() - start, 1)
     return counts
+
+
+def failed_tests(text):
+    return [name for name, status in CTEST_LINE.findall(text) if status.strip("*") not in ("Passed", "Skipped")]

@@ -158,6 +158,45 @@ def _ctest_problems(record, rel):
     return [f"{rel}: the GPU CTest run had {counts['failed']} failed tests"] if counts["failed"] else []
 
 
+WHOLE_RUN_LIMIT_S = 300  # the whole verify, its CTest run included, fits the GPU machine's call with bless
+
+
+def _run_problems(record, rel):
+    """The run itself: timed by phase, and a whole run within its five minutes."""
+    errors = []
+    if not isinstance(record.get("phases_s"), dict):
+        errors.append(f"{rel}: no per-phase wall times (phases_s): recorded before verify timed its phases (run verify)")
+    total = record.get("total_wall_s")
+    if not record.get("partial") and isinstance(total, (int, float)) and total > WHOLE_RUN_LIMIT_S:
+        errors.append(f"{rel}: the whole verify took {total} s, over its {WHOLE_RUN_LIMIT_S} s "
+                      f"(phases: {record.get('phases_s')}): make the new work concurrent or smaller")
+    return errors
+
+
+def rejudge_speed(entries):
+    """Each speed entry's threshold and attempt outcomes as today's rule decides them from its measurements."""
+    for e in entries:
+        if e.get("error") or not isinstance(e.get("slow_ratio"), (int, float)):
+            continue
+        W, spread = e["slow_ratio"], e.get("spread") or float("inf")
+        e["threshold"] = round(exercises.speed_outcome(1.0, W, spread)[1], 4)
+        for a in e.get("attempts", []):
+            if isinstance(a.get("ratio"), (int, float)):
+                a["outcome"] = exercises.speed_outcome(a["ratio"], W, spread)[0]
+    return entries
+
+
+def _speed_record_problems(record, cats, rel):
+    """Speed entries only for exercises that have a speed rule today (a partial run keeps others' entries)."""
+    errors = []
+    for e in record.get("exercise_speed", []):
+        cat = cats.get(e.get("lesson"))
+        if cat is None or cat.speed is None or cat.speed.region != e.get("region"):
+            errors.append(f"{rel}: a speed record for {e.get('lesson')}/{e.get('region')}, which has no speed rule "
+                          f"(run verify)")
+    return errors
+
+
 def check_verify_record(root, gpu=DEFAULT_GPU):
     """expected/<gpu>/verify.json covers every program, attempt and file, is current, records no failure."""
     rel = record_path(root, gpu).relative_to(root).as_posix()
@@ -169,7 +208,8 @@ def check_verify_record(root, gpu=DEFAULT_GPU):
     if record is None:
         return [f"{rel}:1: missing: run 'scripts/suite.py verify' on the GPU"]
     return (_program_problems(root, record, rel, cats) + _attempt_problems(root, record, rel, cats)
-            + exercises.speed_problems(record, cats, rel)
+            + exercises.speed_problems(record, cats, rel) + _speed_record_problems(record, cats, rel)
+            + _run_problems(record, rel)
             + _file_problems(root, record, rel, gpu) + _ctest_problems(record, rel) + anchor_problems(root, record, rel))
 
 
@@ -177,10 +217,12 @@ def check_verify_record(root, gpu=DEFAULT_GPU):
 
 
 def build_tree(root, name, archs, targets, optional=()):
-    """Configure and build targets in build/NAME; optional targets (the anchor) may fail to exist."""
+    """Configure and build targets (None: every default target) in build/NAME; optional targets
+    (the anchor) may fail to exist."""
     bdir = Path(root) / "build" / name
+    build = ["cmake", "--build", str(bdir)] + (["--target"] + targets if targets is not None else [])
     for cmd in (["cmake", "-S", str(root), "-B", str(bdir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DCMAKE_CUDA_ARCHITECTURES={archs}"], ["cmake", "--build", str(bdir), "--target"] + targets):
+                 f"-DCMAKE_CUDA_ARCHITECTURES={archs}"], build):
         if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
             raise SuiteError(f"verify: {' '.join(cmd[:4])} ... failed")
     for target in optional:
@@ -209,18 +251,29 @@ def job_repeat(native, prog):
 
 
 def run_jobs(jobs, deadline, progress):
-    """Run (key, fn, args) jobs in a pool until the deadline; {key: result} of those that finished."""
-    results = {}
+    """Run (key, fn, args) jobs in a pool, in the order given, until the deadline.
+    ({key: result} of those that finished, {key: seconds each took})."""
+    results, durations = {}, {}
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 2))
-    futures = {pool.submit(fn, *fargs): key for key, fn, fargs in jobs}
+
+    def timed(key, fn, fargs):
+        start = time.monotonic()
+        try:
+            return fn(*fargs)
+        finally:
+            durations[key] = time.monotonic() - start
+
+    futures = {pool.submit(timed, key, fn, fargs): key for key, fn, fargs in jobs}
     try:
         for fut in concurrent.futures.as_completed(futures, timeout=max(1.0, deadline - time.monotonic())):
-            results[futures[fut]] = fut.result()
-            progress(f"{futures[fut][0]} {futures[fut][1]}: done")
+            key = futures[fut]
+            results[key] = fut.result()
+            progress(f"{key[0]} {key[1]}{' ' + str(key[2]) if len(key) > 2 and key[2] != '' else ''}: "
+                     f"done in {durations.get(key, 0.0):.1f} s")
     except concurrent.futures.TimeoutError:
         progress(f"deadline reached: {len(futures) - len(results)} jobs not finished (recorded as failures)")
     pool.shutdown(wait=False, cancel_futures=True)
-    return results
+    return results, durations
 
 
 def program_entry(prog, results, cats):
@@ -242,6 +295,16 @@ def program_entry(prog, results, cats):
     return e
 
 
+# memcheck pads every allocation: a read past one buffer's end otherwise lands, unseen, in the
+# next buffer when the allocator placed it right after (seen on the H200 with gemm_ladder's
+# unguarded panel loads). 64 KiB covers a row of the largest matrix a Sanitize: run uses.
+MEMCHECK_PADDING = ["--padding", "65536"]
+
+
+def sanitizer_options(tool, opts):
+    return (MEMCHECK_PADDING if tool == "memcheck" else []) + list(opts)
+
+
 def repeats(prog):
     return 2 if prog.is_starter else REPEAT_RUNS
 
@@ -250,7 +313,8 @@ def make_jobs(root, progs, native, ptx75, gpu, cats):
     jobs = []
     for p in progs:
         opts, sargs = p.sanitize_spec()
-        jobs += [(("sanitizer", p.rel, t), sanitizer_findings, (native / p.target, sargs, t, opts)) for t in SANITIZERS]
+        jobs += [(("sanitizer", p.rel, t), sanitizer_findings, (native / p.target, sargs, t, sanitizer_options(t, opts)))
+                 for t in SANITIZERS]
         jobs += [(("run", p.rel, r.id), job_run, (native, ptx75, p, r, gpu)) for r in p.runs()]
         jobs += [(("repeat", p.rel, i), job_repeat, (native, p)) for i in range(repeats(p))]
         if not p.is_starter and p.name in cats:
@@ -266,6 +330,7 @@ def write_record(root, gpu, record, log=(), rehash=False):
     stores new sha256s of the transcript and data files; mutate and attempts keep the old ones."""
     out_dir = Path(root) / "expected" / gpu
     out_dir.mkdir(parents=True, exist_ok=True)
+    rejudge_speed(record.get("exercise_speed", []))
     if rehash is True:
         record["files"] = file_hashes(root, gpu)
     elif rehash:  # a partial verify: only the files it verified get new hashes
@@ -278,8 +343,12 @@ def write_record(root, gpu, record, log=(), rehash=False):
 
 
 def verify_table(record):
+    scope = (f"a partial run of {', '.join(record['partial'].get('only', []))}; the other programs' entries are "
+             f"kept from earlier runs" if record.get("partial") else "a whole run")
+    phases = record.get("phases_s") or {}
     rows = [f"# GPU verification: {record['gpu']}, CUDA {record['toolkit']}, {record['recorded_at']}",
-            "", f"Whole `scripts/suite.py verify`: {record.get('total_wall_s')} s wall. "
+            "", f"`{record.get('command', 'scripts/suite.py verify')}` ({scope}): {record.get('total_wall_s')} s wall"
+            + ("; by phase: " + ", ".join(f"{k} {v} s" for k, v in phases.items()) if phases else "") + ". "
             f"Budget per lesson (one core): wall <= {BUDGET['wall_s_1core']} s, "
             f"peak RSS <= {BUDGET['peak_rss_mib']} MiB, output <= {BUDGET['output_bytes']} bytes.", "",
             "| program | exit | transcript | sanitizer findings (mem/race/init/sync) | repeats identical | "
@@ -293,8 +362,12 @@ def verify_table(record):
                     f"{e.get('peak_rss_mib', '-')} | {e.get('output_bytes', '-')} |")
     ctest = record.get("ctest_gpu")
     if ctest:
-        rows += ["", f"GPU CTest run (`cmake --workflow --preset gpu`): {ctest.get('passed')} passed, "
-                     f"{ctest.get('failed')} failed, {ctest.get('skipped')} skipped."]
+        rows += ["", f"GPU CTest run (`{ctest.get('command', 'cmake --workflow --preset gpu')}`): "
+                     f"{ctest.get('passed')} passed, {ctest.get('failed')} failed, {ctest.get('skipped')} skipped"
+                     + (f" ({', '.join(ctest['failed_tests'])})" if ctest.get("failed_tests") else "") + "."]
+    if record.get("slowest_jobs"):
+        rows += ["", "Slowest jobs of the parallel phase: "
+                 + "; ".join(f"{j['job']} {j['s']} s" for j in record["slowest_jobs"]) + "."]
     if record.get("student_attempts"):
         rows += ["", "## Student attempts (each judged over every recorded run of its lesson)", "",
                  exercises.attempt_table(record["student_attempts"]).rstrip("\n")]

@@ -2,11 +2,12 @@
 file hashes, GPU CTest counts, anchors) and the pieces verify is composed of."""
 
 import json
+import subprocess
 import unittest
 from pathlib import Path
 
 from helpers import Scratch
-from suitelib import anchors, commands, exercises, running, verify
+from suitelib import anchors, commands, exercises, running, verify, verifyrun
 from suitelib.model import programs
 
 CTEST_OUT = """
@@ -33,6 +34,7 @@ class TestVerifyRecord(Scratch):
                      "accepted": k == "correct", "outcome": "x"}
                     for n, k in (("stand-in", "wrong"), ("plus-one", "wrong"), ("times-two", "correct"), ("add-self", "correct"))]
         record = {"gpu": "NVIDIA H200", "toolkit": "13.0", "recorded_at": "x", "total_wall_s": 1, "programs": entries,
+                  "phases_s": {"build": 1}, "partial": False,
                   "student_attempts": attempts, "ctest_gpu": {"passed": 9, "failed": 0, "skipped": 0},
                   "files": verify.file_hashes(self.root, "h200")}
         if mutate:
@@ -177,6 +179,32 @@ class TestVerifyRecord(Scratch):
         self.add_speed()
         self.write_record(lambda r: r.update(exercise_speed=[self.speed_entry(slow_ratio=1.01)]))
         self.assertCheckFails("verify-record", "the slow reference (1.01 times the solution) is not told apart")
+
+    def test_whole_run_over_five_minutes(self):
+        self.write_record(lambda r: r.update(total_wall_s=301.5))
+        self.assertCheckFails("verify-record", "the whole verify took 301.5 s, over its 300 s")
+
+    def test_partial_run_is_not_held_to_the_whole_runs_limit(self):
+        self.write_record(lambda r: r.update(total_wall_s=301.5, partial={"only": ["lessons/demo.cu"]}))
+        self.assertCheckPasses("verify-record")
+
+    def test_run_without_phase_times(self):
+        self.write_record(lambda r: r.pop("phases_s"))
+        self.assertCheckFails("verify-record", "no per-phase wall times")
+
+    def test_speed_record_of_an_exercise_without_a_speed_rule(self):
+        self.write_record(lambda r: r.update(exercise_speed=[{"lesson": "demo", "region": "twice", "slow_ratio": 3.0,
+                                                               "spread": 1.02, "attempts": []}]))
+        self.assertCheckFails("verify-record", "a speed record for demo/twice, which has no speed rule")
+
+    def test_written_record_carries_todays_speed_rule(self):
+        entry = {"lesson": "demo", "region": "twice", "run": "demo", "slow_ratio": 3.0, "spread": 1.02, "threshold": 1.2807,
+                 "attempts": [{"name": "a", "ratio": 2.0, "outcome": "failed"}]}
+        verify.write_record(self.root, "h200", {"gpu": "g", "toolkit": "t", "recorded_at": "x", "programs": [],
+                                                "exercise_speed": [entry]})
+        stored = json.loads((self.root / "expected/h200/verify.json").read_text())["exercise_speed"][0]
+        self.assertEqual(stored["threshold"], round(3.0 ** exercises.SPEED_BAR, 4))
+        self.assertEqual(stored["attempts"][0]["outcome"], exercises.speed_outcome(2.0, 3.0, 1.02)[0])
 
     def test_the_record_is_judged_by_todays_rule_not_its_stored_outcome(self):
         self.add_speed()
@@ -350,11 +378,11 @@ class TestVerifyCommand(Scratch):
         budget = {"exit_code": 0, "wall_s_1core": 1.0, "cpu_s_1core": 1.0, "peak_rss_mib": 50.0, "output_bytes": 10}
         gpu_ctest = {"passed": 3, "failed": 0, "skipped": 1}
         with patched(commands, "require_gpu", lambda what: facts), \
-                patched(commands, "build_tree", lambda *a, **k: bin_dir), \
+                patched(verifyrun, "build_tree", lambda *a, **k: bin_dir), \
                 patched(verify, "sanitizer_findings", lambda *a: (0, "")), \
-                patched(commands, "run_measured", lambda *a: dict(budget)), \
-                patched(commands, "ctest_gpu", lambda root: gpu_ctest), \
-                patched(verify, "ctest_gpu", lambda root: gpu_ctest), \
+                patched(verifyrun, "run_measured", lambda *a: dict(budget)), \
+                patched(verifyrun, "ctest_gpu", lambda root, bdir=None: dict(gpu_ctest)), \
+                patched(verify, "ctest_gpu", lambda root, bdir=None: dict(gpu_ctest)), \
                 patched(catalogue, "run_mutant", lambda root, p, m: {"name": m.name, "description": "", "killed": True,
                                                                      "outcome": "exit 1: GATE"}), \
                 patched(catalogue, "build_in_scratch", fake_build):
@@ -391,3 +419,39 @@ class TestRecordUpdates(Scratch):
             status, out, err = self.main("attempts", writes=True)
         self.assertEqual(status, 0, out + err)
         self.assertCheckFails("verify-record", "expected/h200/demo.txt:1: changed since the GPU record")
+
+
+class TestVerifyPhases(Scratch):
+    """The parallel phase's order and the sanitizer options: what keeps verify within five minutes and
+    lets memcheck see a read past one buffer."""
+
+    def jobs(self):
+        from suitelib import catalogue
+        progs, cats = programs(self.root), catalogue.load(self.root)
+        return verifyrun.parallel_jobs(self.root, progs, Path("n"), Path("p"), "h200", cats, [], True, "/tmp")
+
+    def test_long_jobs_first_and_starters_with_lessons(self):
+        kinds = [key[0] for key, _, _ in self.jobs()]
+        self.assertEqual(kinds[0], "ctest")
+        self.assertEqual(kinds, sorted(kinds, key=verifyrun.JOB_ORDER.index))
+        sanitizers = [key for key, _, _ in self.jobs() if key[0] == "sanitizer"]
+        self.assertEqual([k[2] for k in sanitizers[:2]], ["racecheck", "racecheck"])  # the lesson's and the starter's
+        self.assertEqual({k[1] for k in sanitizers[:2]}, {"lessons/demo.cu", "starter/demo.cu"})
+
+    def test_memcheck_pads_allocations(self):
+        opts = {key[2]: fargs[3] for key, _, fargs in self.jobs() if key[0] == "sanitizer"}
+        self.assertEqual(opts["memcheck"][:2], ["--padding", "65536"])
+        self.assertNotIn("--padding", opts["racecheck"])
+
+    def test_ctest_reuses_the_native_tree(self):
+        seen = []
+
+        def fake_run(cmd, **kw):
+            seen.append(cmd)
+            return subprocess.CompletedProcess(cmd, 0, "Test #1: a ....   Passed\nTest #2: b ....***Failed\n", "")
+        from helpers import patched
+        with patched(running.subprocess, "run", fake_run):
+            counts = running.ctest_gpu(self.root, self.root / "build/verify-native")
+        self.assertEqual([c[0] for c in seen], ["ctest"])
+        self.assertIn("--test-dir", seen[0])
+        self.assertEqual((counts["passed"], counts["failed"], counts["failed_tests"]), (1, 1, ["b"]))

@@ -1,0 +1,173 @@
+"""`verify` as one run in timed phases, built to fit the GPU machine's ten-minute call:
+
+  build     both trees (native sm_75+sm_90 with every CTest target, and sm_75 alone) at once;
+  budget    every lesson run's Compiler Explorer budget, one at a time, pinned to one core;
+  parallel  everything that times nothing, on every core at once, longest first: the GPU CTest
+            run (on the native tree, no rebuild), the sanitizers, mutants and attempts, the speed
+            exercises' builds, the transcript runs and repeats;
+  speed     the speed exercises, timed alone on an idle GPU;
+  anchors   the cuBLAS anchors, timed alone, interleaved.
+
+The record says how long each phase and the whole run took, with the command, whether the run was
+partial, and the slowest jobs, so the next change to verify starts from figures, not guesses."""
+
+import concurrent.futures
+import datetime
+import os
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import SuiteError
+from . import exercises
+from .anchors import measure_anchors
+from .model import data_recordings, lesson
+from .running import ctest_gpu, run_measured
+from .verify import (BUDGET_KEYS, build_tree, load_record, make_jobs, program_entry, run_jobs, write_record)
+
+SLOWEST_KEPT = 15  # the slowest parallel jobs the record names
+
+
+class Clock:
+    """Wall time of named phases since t0, and a progress printer."""
+
+    def __init__(self):
+        self.t0, self.phases = time.monotonic(), {}
+
+    def progress(self, text):
+        print(f"[{time.monotonic() - self.t0:6.1f} s] {text}", flush=True)
+
+    def run(self, name, fn, *args):
+        start = time.monotonic()
+        try:
+            return fn(*args)
+        finally:
+            self.phases[name] = round(time.monotonic() - start, 1)
+            self.progress(f"phase {name}: {self.phases[name]} s")
+
+    def total(self):
+        return round(time.monotonic() - self.t0, 1)
+
+
+def build_phase(root, progs, with_ctest):
+    """(native bin, sm_75 bin): built at once; the native tree builds everything CTest runs too."""
+    targets = [p.target for p in progs]
+    anchor = ["cublas_sgemm"] if (Path(root) / "anchors" / "CMakeLists.txt").exists() else []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        native = pool.submit(build_tree, root, "verify-native", "75;90", None if with_ctest else targets, anchor)
+        sm75 = pool.submit(build_tree, root, "verify-sm75", "75", targets)
+        return native.result(), sm75.result()
+
+
+def budget_phase(progs, native):
+    """Every lesson run's budget, one at a time on one core: the pane verdict reads which runs fit CE."""
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    return {p.rel: {r.id: run_measured(native / p.target, r.args, cpu) for r in p.runs()}
+            for p in progs if not p.is_starter}
+
+
+def speed_build(root, cats, name, tmp):
+    """{key: binary} of a speed exercise's programs (solution, slow reference, correct attempts),
+    built in the parallel phase so the speed phase only times; a SuiteError text when one fails."""
+    folder = Path(tmp) / name
+    folder.mkdir()
+    try:
+        return exercises.build_all(lesson(root, name), exercises.speed_texts(root, cats, name), folder)
+    except SuiteError as exc:
+        return str(exc)
+
+
+def parallel_jobs(root, progs, native, ptx75, gpu, cats, speed_names, with_ctest, tmp):
+    """Every untimed job, the longest kinds first so none is left alone at the end."""
+    jobs = make_jobs(root, progs, native, ptx75, gpu, cats)
+    jobs += [(("speed-build", name, ""), speed_build, (root, cats, name, tmp)) for name in speed_names]
+    if with_ctest:
+        jobs.append((("ctest", "gpu", ""), ctest_gpu, (root, native.parent)))
+    return sorted(jobs, key=job_rank)
+
+
+JOB_ORDER = ("ctest", "sanitizer", "attempt", "speed-build", "mutant", "run", "repeat")
+TOOL_ORDER = ("racecheck", "memcheck", "initcheck", "synccheck")
+
+
+def job_rank(job):
+    """Sort key: by kind (JOB_ORDER), sanitizers by tool (racecheck, the slowest, first), starters
+    with lessons (a starter's sanitizer runs as long as its lesson's: none may wait for the end)."""
+    key = job[0]
+    kind = JOB_ORDER.index(key[0]) if key[0] in JOB_ORDER else len(JOB_ORDER)
+    tool = TOOL_ORDER.index(key[2]) if key[0] == "sanitizer" and key[2] in TOOL_ORDER else 0
+    return (kind, tool)
+
+
+def attempts_of(results, progs, cats):
+    return [results.get(("attempt", p.rel, a.region, a.name)) or
+            {"lesson": a.lesson, "region": a.region, "name": a.name, "kind": a.kind, "accepted": None,
+             "outcome": "not finished"}
+            for p in progs if p.name in cats and not p.is_starter for a in cats[p.name].attempts]
+
+
+def merge_partial(record, old, progs, speed_names):
+    """A partial run keeps every other program's entries, attempts, speed and anchors as recorded."""
+    names = {p.name for p in progs}
+    record["files"] = dict(old.get("files", {}))
+    kept = [e for e in old.get("programs", []) if e.get("program") not in {x["program"] for x in record["programs"]}]
+    record["programs"] = sorted(kept + record["programs"], key=lambda e: e["program"])
+    record["student_attempts"] = [a for a in old.get("student_attempts", []) if a.get("lesson") not in names] \
+        + record["student_attempts"]
+    record["exercise_speed"] = [s for s in old.get("exercise_speed", []) if s.get("lesson") not in names] \
+        + record["exercise_speed"]
+
+
+def slowest(durations):
+    top = sorted(durations.items(), key=lambda kv: -kv[1])[:SLOWEST_KEPT]
+    return [{"job": " ".join(str(k) for k in key if k != ""), "s": round(s, 1)} for key, s in top]
+
+
+def run_verify(root, args, facts, gpu, progs, cats):
+    """The whole verification; returns the record it wrote (verify.json and verify.md)."""
+    clock = Clock()
+    partial = bool(args.only)
+    with_ctest = not args.no_ctest
+    speed_names = [p.name for p in progs if not p.is_starter and p.name in cats and cats[p.name].speed]
+    native, ptx75 = clock.run("build", build_phase, root, progs, with_ctest)
+    budget = clock.run("budget", budget_phase, progs, native)
+    with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
+        jobs = parallel_jobs(root, progs, native, ptx75, gpu, cats, speed_names, with_ctest, tmp)
+        clock.progress(f"parallel: {len(jobs)} jobs on {max(1, (os.cpu_count() or 2) - 2)} workers")
+        results, durations = clock.run("parallel", run_jobs, jobs, clock.t0 + args.deadline, clock.progress)
+        # The speed exercises run alone, after every other GPU job: timings of a busy GPU decide nothing.
+        built = {name: results.get(("speed-build", name, "")) for name in speed_names}
+        speed = clock.run("speed", exercises.speed_phase, root, cats, speed_names, clock.progress, None, built)
+    entries = [program_entry(p, results, cats) for p in progs]
+    for e in entries:
+        if e["program"] in budget:
+            runs_budget = {rid: {k: b[k] for k in BUDGET_KEYS} for rid, b in budget[e["program"]].items()}
+            e.update(runs_budget[next(iter(runs_budget))])  # the default run's, as the budget check reads it
+            e["runs_budget"] = runs_budget
+    record = {"gpu": facts.name, "toolkit": facts.toolkit,
+              "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "command": "scripts/suite.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+              "partial": {"only": sorted(p.rel for p in progs)} if partial else False,
+              "budget": exercises.BUDGET, "programs": entries, "student_attempts": attempts_of(results, progs, cats)}
+    record["exercise_speed"] = speed
+    old = load_record(root, gpu) if partial else None
+    if old:
+        merge_partial(record, old, progs, speed_names)
+    # A partial verify measures only its lessons' anchors and keeps the others' as recorded.
+    kept = [e for e in (old or {}).get("anchors", []) if e.get("lesson") not in {p.name for p in progs}]
+    record["anchors"] = clock.run("anchors", measure_anchors, root, native, gpu, clock.progress, kept)
+    record["ctest_gpu"] = results.get(("ctest", "gpu", "")) if with_ctest else (old or {}).get("ctest_gpu")
+    if with_ctest and record["ctest_gpu"] is None:
+        record["ctest_gpu"] = {"passed": 0, "failed": 1, "skipped": 0, "note": "not finished by the deadline"}
+    record["phases_s"] = dict(clock.phases)
+    record["slowest_jobs"] = slowest(durations)
+    record["total_wall_s"] = clock.total()
+    log = [n for p in progs for r in p.runs()
+           for n in (results.get(("run", p.rel, r.id)) or {"notes": [f"{r.id}: not finished"]})["notes"]]
+    verified = {run.transcript_path(gpu).relative_to(root).as_posix() for p in progs for run in p.runs()}
+    verified |= {f"expected/{gpu}/data/{csv}" for name, _, csv, _, _ in data_recordings(root)
+                 for p in progs if p.name == name and not p.is_starter}
+    write_record(root, gpu, record, log, rehash=True if not partial else verified | {f"expected/{gpu}/data/anchors.csv"})
+    return record
