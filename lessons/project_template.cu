@@ -47,7 +47,95 @@
 
 #include <cuda_runtime.h>
 
-// Course toolkit declarations; definitions at the end of the file
+// =============================================================================
+// Constants
+// =============================================================================
+constexpr long long kDefaultDim = 1024;   // M = N = K by default
+constexpr long long kMaxDim = 1LL << 24;  // per size; see the first static_assert
+constexpr int kDefaultTile = 16;
+constexpr int kMaxTile = 64;              // a 64 x 64 B panel is 16 KiB
+constexpr int kDefaultBlockThreads = 256;
+constexpr int kMaxBlockThreads = 1024;    // CUDA's limit; the kernel's own is checked too
+constexpr int kDefaultIters = 20;
+constexpr int kMaxIters = 10000;          // one event per sample
+constexpr int kWarmups = 3;               // lazy module loading, clocks ramping up
+constexpr double kMaxTol = 1.0;           // a tolerance of 100% of the value checks little
+constexpr long long kMaxHostBytes = 4LL << 30;  // host buffers; see hostBytes
+constexpr uint32_t kSeed = 20250612u;     // the same inputs, so the same digits, every run
+
+static_assert(24 * kMaxDim * kMaxDim < (1LL << 62),
+              "sizes are capped so that every element count (M*K <= 2^48) and every "
+              "byte count below (at most 24 bytes per M*N, M*K or K*N element) fits in "
+              "int64 with room to spare: no size product in this file can overflow");
+static_assert((kMaxBlockThreads + kMaxTile * kMaxTile) * sizeof(float) <= 48 * 1024,
+              "the panels, sized for the largest legal block and tile (bs + T*T floats, "
+              "20 KiB), must fit the 48 KiB of static shared memory every CUDA GPU gives "
+              "a block");
+static_assert(kDefaultBlockThreads % kDefaultTile == 0,
+              "the default block must hold whole rows of the default tile");
+
+// =============================================================================
+// The tiled kernel
+// =============================================================================
+// C (M x N) = A (M x K) * B (K x N). Block (bx, by) owns rows by*R .. by*R+R-1
+// and columns bx*T .. bx*T+T-1; each thread computes one element of C.
+// Untiled, every multiply-add loads its own A and B element: 8 bytes for 2
+// FLOP, an arithmetic intensity (AI) of 0.25 FLOP/B. Tiled, per K step of T
+// the block loads an R x T panel of A and a T x T panel of B into shared
+// memory once, and every thread reads its row and column from there: each A
+// value serves T threads and each B value R threads, so the modelled AI rises
+// to 2 / (4 (1/T + 1/R)) = 4 FLOP/B at T = R = 16.
+// launch assumption: blockDim = (T, R) with T = -tile <= kMaxTile, R = -bs / T
+//   and R*T <= kMaxBlockThreads; gridDim = (ceil(N / T), ceil(M / R)). T and R
+//   are read from blockDim, so the kernel and the launch cannot disagree.
+// memory: the panels are static arrays sized for the largest legal block and
+//   tile (20 KiB); a launch uses the first R*T and T*T floats. main reads their
+//   size back from the compiled kernel (the tiling gate). C is written once.
+// T and R are run-time values so that one binary serves every -tile and -bs.
+// The price: an inner loop the compiler cannot fully unroll, index arithmetic
+// on run-time values, and panels sized for the largest launch, which cost
+// resident blocks where shared memory is small (a T4 holds 3 of these, not 4).
+// Each thread adds its K products in ascending k, one fmaf each, as the
+// untiled loop does: tiling changes where the operands come from, not the
+// arithmetic, so the result is the same to the bit.
+// What tiling does not change: every multiply-add still loads its two
+// operands, now from shared memory, 8 bytes for 2 FLOP. Shared memory hands
+// out at most 32 banks x 4 bytes per clock per SM, the operands of 16
+// multiply-adds, against 128 FP32 lanes per SM (64 on cc 7.x and 8.0): a roof
+// at 1/8 (1/4) of the FP32 bound. The program prints it beside the DRAM and
+// FP32 roofs, and which of the three binds.
+// solution: tiled-kernel
+__global__ void gemmTiledKernel(const float* __restrict__ A, const float* __restrict__ B,
+                                float* __restrict__ C, long long M, long long N, long long K) {
+  __shared__ float As[kMaxBlockThreads];   // R x T used, row-major
+  __shared__ float Bs[kMaxTile * kMaxTile];  // T x T used, row-major
+  const int T = blockDim.x, R = blockDim.y;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const long long row = static_cast<long long>(blockIdx.y) * R + ty;  // 64-bit: no
+  const long long col = static_cast<long long>(blockIdx.x) * T + tx;  // int overflow
+  float acc = 0.0f;
+  // snippet: tile-loop
+  for (long long k0 = 0; k0 < K; k0 += T) {
+    // A panel: one element per thread, consecutive tx on consecutive k.
+    As[ty * T + tx] = (row < M && k0 + tx < K) ? A[row * K + k0 + tx] : 0.0f;
+    // B panel: rows ty, ty+R, ... at column tx; no division by T needed.
+    for (int kk = ty; kk < T; kk += R)
+      Bs[kk * T + tx] = (k0 + kk < K && col < N) ? B[(k0 + kk) * N + col] : 0.0f;
+    __syncthreads();  // the panels are complete; reached by every thread
+#pragma unroll 8
+    for (int kk = 0; kk < T; ++kk) acc = fmaf(As[ty * T + kk], Bs[kk * T + tx], acc);
+    __syncthreads();  // nobody overwrites a panel another thread still reads
+  }
+  // end snippet
+  // The guard wraps the store only: threads outside C still loaded and synced.
+  if (row < M && col < N) C[row * N + col] = acc;
+}
+// end solution
+
+// =============================================================================
+// Machinery: skip it on a first read. The course toolkit's declarations; their
+// definitions are in the machinery band at the end of the file.
+// =============================================================================
 // common: cuda_check_decl
 // Every CUDA call goes through CUDA_CHECK, every launch is followed by
 // CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
@@ -185,91 +273,6 @@ CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, J
 template <typename T>
 std::vector<T> hostVector(long long count, const char* what);
 // end common: gemm_check_decl
-
-// =============================================================================
-// Constants
-// =============================================================================
-constexpr long long kDefaultDim = 1024;   // M = N = K by default
-constexpr long long kMaxDim = 1LL << 24;  // per size; see the first static_assert
-constexpr int kDefaultTile = 16;
-constexpr int kMaxTile = 64;              // a 64 x 64 B panel is 16 KiB
-constexpr int kDefaultBlockThreads = 256;
-constexpr int kMaxBlockThreads = 1024;    // CUDA's limit; the kernel's own is checked too
-constexpr int kDefaultIters = 20;
-constexpr int kMaxIters = 10000;          // one event per sample
-constexpr int kWarmups = 3;               // lazy module loading, clocks ramping up
-constexpr double kMaxTol = 1.0;           // a tolerance of 100% of the value checks little
-constexpr long long kMaxHostBytes = 4LL << 30;  // host buffers; see hostBytes
-constexpr uint32_t kSeed = 20250612u;     // the same inputs, so the same digits, every run
-
-static_assert(24 * kMaxDim * kMaxDim < (1LL << 62),
-              "sizes are capped so that every element count (M*K <= 2^48) and every "
-              "byte count below (at most 24 bytes per M*N, M*K or K*N element) fits in "
-              "int64 with room to spare: no size product in this file can overflow");
-static_assert((kMaxBlockThreads + kMaxTile * kMaxTile) * sizeof(float) <= 48 * 1024,
-              "the panels, sized for the largest legal block and tile (bs + T*T floats, "
-              "20 KiB), must fit the 48 KiB of static shared memory every CUDA GPU gives "
-              "a block");
-static_assert(kDefaultBlockThreads % kDefaultTile == 0,
-              "the default block must hold whole rows of the default tile");
-
-// =============================================================================
-// The tiled kernel
-// =============================================================================
-// C (M x N) = A (M x K) * B (K x N). Block (bx, by) owns rows by*R .. by*R+R-1
-// and columns bx*T .. bx*T+T-1; each thread computes one element of C.
-// Untiled, every multiply-add loads its own A and B element: 8 bytes for 2
-// FLOP, an arithmetic intensity (AI) of 0.25 FLOP/B. Tiled, per K step of T
-// the block loads an R x T panel of A and a T x T panel of B into shared
-// memory once, and every thread reads its row and column from there: each A
-// value serves T threads and each B value R threads, so the modelled AI rises
-// to 2 / (4 (1/T + 1/R)) = 4 FLOP/B at T = R = 16.
-// launch assumption: blockDim = (T, R) with T = -tile <= kMaxTile, R = -bs / T
-//   and R*T <= kMaxBlockThreads; gridDim = (ceil(N / T), ceil(M / R)). T and R
-//   are read from blockDim, so the kernel and the launch cannot disagree.
-// memory: the panels are static arrays sized for the largest legal block and
-//   tile (20 KiB); a launch uses the first R*T and T*T floats. main reads their
-//   size back from the compiled kernel (the tiling gate). C is written once.
-// T and R are run-time values so that one binary serves every -tile and -bs.
-// The price: an inner loop the compiler cannot fully unroll, index arithmetic
-// on run-time values, and panels sized for the largest launch, which cost
-// resident blocks where shared memory is small (a T4 holds 3 of these, not 4).
-// Each thread adds its K products in ascending k, one fmaf each, as the
-// untiled loop does: tiling changes where the operands come from, not the
-// arithmetic, so the result is the same to the bit.
-// What tiling does not change: every multiply-add still loads its two
-// operands, now from shared memory, 8 bytes for 2 FLOP. Shared memory hands
-// out at most 32 banks x 4 bytes per clock per SM, the operands of 16
-// multiply-adds, against 128 FP32 lanes per SM (64 on cc 7.x and 8.0): a roof
-// at 1/8 (1/4) of the FP32 bound. The program prints it beside the DRAM and
-// FP32 roofs, and which of the three binds.
-// solution: tiled-kernel
-__global__ void gemmTiledKernel(const float* __restrict__ A, const float* __restrict__ B,
-                                float* __restrict__ C, long long M, long long N, long long K) {
-  __shared__ float As[kMaxBlockThreads];   // R x T used, row-major
-  __shared__ float Bs[kMaxTile * kMaxTile];  // T x T used, row-major
-  const int T = blockDim.x, R = blockDim.y;
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const long long row = static_cast<long long>(blockIdx.y) * R + ty;  // 64-bit: no
-  const long long col = static_cast<long long>(blockIdx.x) * T + tx;  // int overflow
-  float acc = 0.0f;
-  // snippet: tile-loop
-  for (long long k0 = 0; k0 < K; k0 += T) {
-    // A panel: one element per thread, consecutive tx on consecutive k.
-    As[ty * T + tx] = (row < M && k0 + tx < K) ? A[row * K + k0 + tx] : 0.0f;
-    // B panel: rows ty, ty+R, ... at column tx; no division by T needed.
-    for (int kk = ty; kk < T; kk += R)
-      Bs[kk * T + tx] = (k0 + kk < K && col < N) ? B[(k0 + kk) * N + col] : 0.0f;
-    __syncthreads();  // the panels are complete; reached by every thread
-#pragma unroll 8
-    for (int kk = 0; kk < T; ++kk) acc = fmaf(As[ty * T + kk], Bs[kk * T + tx], acc);
-    __syncthreads();  // nobody overwrites a panel another thread still reads
-  }
-  // end snippet
-  // The guard wraps the store only: threads outside C still loaded and synced.
-  if (row < M && col < N) C[row * N + col] = acc;
-}
-// end solution
 
 // =============================================================================
 // Inputs

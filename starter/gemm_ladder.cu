@@ -48,125 +48,6 @@
 
 #include <cuda_runtime.h>
 
-// Course toolkit declarations; definitions at the end of the file
-// common: cuda_check_decl
-// Every CUDA call goes through CUDA_CHECK, every launch is followed by
-// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
-// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
-// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
-#define CUDA_CHECK(call)                                                      \
-  do {                                                                        \
-    cudaError_t err_ = (call);                                                \
-    if (err_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "CUDA error at %s:%d: %s failed: %s\n", __FILE__,  \
-                   __LINE__, #call, cudaGetErrorString(err_));                \
-      std::exit(EXIT_FAILURE);                                                \
-    }                                                                         \
-  } while (0)
-#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
-constexpr int kExitNoDevice = 77;
-cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
-// end common: cuda_check_decl
-// common: timer_decl
-// Kernel timing (method and reasons: the timer block at the end of the file).
-struct TimingStats {
-  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
-  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
-  double mean_ms;    // pulled up by slow outliers
-  int samples;
-};
-// warmups untimed launches, then samples timed ones; launch() queues one launch.
-template <typename Launch>
-TimingStats timeKernel(Launch launch, int warmups, int samples);
-// end common: timer_decl
-// common: cli_decl
-// Strict command line (rules and definitions: the cli block at the end).
-constexpr int kExitBadCommandLine = 2;
-class CommandLine {
- public:
-  CommandLine(int argc, char** argv, std::string usage);  // usage: the help text
-  bool next();                                     // to the next token; false at the end
-  bool is(const char* name) const;                 // is the current token this option?
-  long long intValue(long long lo, long long hi);  // its value: an integer in [lo, hi]
-  double realValue(double lo, double hi);          // its value: a decimal number in [lo, hi]
-  [[noreturn]] void unknownOption() const;
-  // "error: " + the printf-style message, the usage, exit 2 (rules across options too).
-  [[noreturn]] __attribute__((format(printf, 2, 3))) void fail(const char* fmt, ...) const;
- private:
-  const char* takeValue();  // the next token, or nullptr at the end
-  int argc_;
-  char** argv_;
-  std::string usage_;
-  int i_ = 0;  // argv_[0] is the program
-};
-// end common: cli_decl
-// common: reference_gemm_decl
-// The reference every GEMM here is checked against (the reference_gemm block
-// at the end of the file): C = A * B in double, row-major host arrays.
-void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
-// Row i of the same, computed by a CPU loop; it needs no GPU.
-void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
-// end common: reference_gemm_decl
-// common: ceilings_decl
-// Roofline ceilings (definitions and method: the ceilings block at the end).
-constexpr int kCeilingSamples = 7;  // timed launches per ceiling; odd: the median is one launch
-struct Ceilings {
-  double copy_gbs, fp32_gflops;  // measured on this device by this program
-  double copy_bytes, l2_bytes;   // size of each copy buffer; the device's L2
-  double dram_bound_gbs, fp32_bound_gflops;  // from the device's attributes; 0 = unknown
-  char bounds[256];              // the bounds from the device's attributes, as printed
-};
-Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of memory free
-void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
-double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
-// end common: ceilings_decl
-// common: gemm_check_decl
-// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
-// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
-// infinity failing, the output poisoned before the checked launch, and a timing only of a
-// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
-// <new>, <string>, <vector> and the cuda_check and timer blocks.
-constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
-struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
-  uint32_t s;  // the seed, then the state
-  float next();  // advances, then a float in [0, 1), exact
-  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
-};
-struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
-double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
-// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
-Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
-double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
-struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
-  long long checked = 0, failures = 0;
-  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
-  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
-  long long worst = -1;  // the element with the highest score, the first on ties
-  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
-  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
-  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
-  void add(long long index, double got, double ref, const Tolerance& tol);
-  bool pass() const { return checked > 0 && failures == 0; }
-  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
-  std::string describe(const char* what, long long cols) const;
-};
-GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
-// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
-// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
-// leave the checked bits in C.
-struct CheckedTiming {
-  bool passed = false;      // judge's verdict on the poisoned launch's output
-  bool reproduced = false;  // passed, timed, and C still holds the checked bits
-  TimingStats t{};          // the timing, when passed
-};
-template <typename Launch, typename Judge>
-CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
-                            int warmups, int samples);
-// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
-template <typename T>
-std::vector<T> hostVector(long long count, const char* what);
-// end common: gemm_check_decl
-
 // =============================================================================
 // The ladder: eleven steps, each adding one idea to the step before (steps 3 and 4 share one
 // kernel template; steps 10 and 11 add a second kernel that sums their parts)
@@ -816,9 +697,134 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 blockIdx.x * kBN + warpTileCol0(threadIdx.x), acc);
 }
 
+// =============================================================================
+// Machinery: skip it on a first read. The course toolkit's declarations; their
+// definitions are in the machinery band at the end of the file.
+// =============================================================================
+// common: cuda_check_decl
+// Every CUDA call goes through CUDA_CHECK, every launch is followed by
+// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
+// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
+// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
+#define CUDA_CHECK(call)                                                      \
+  do {                                                                        \
+    cudaError_t err_ = (call);                                                \
+    if (err_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "CUDA error at %s:%d: %s failed: %s\n", __FILE__,  \
+                   __LINE__, #call, cudaGetErrorString(err_));                \
+      std::exit(EXIT_FAILURE);                                                \
+    }                                                                         \
+  } while (0)
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+constexpr int kExitNoDevice = 77;
+cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
+// end common: cuda_check_decl
+// common: timer_decl
+// Kernel timing (method and reasons: the timer block at the end of the file).
+struct TimingStats {
+  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
+  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
+  double mean_ms;    // pulled up by slow outliers
+  int samples;
+};
+// warmups untimed launches, then samples timed ones; launch() queues one launch.
+template <typename Launch>
+TimingStats timeKernel(Launch launch, int warmups, int samples);
+// end common: timer_decl
+// common: cli_decl
+// Strict command line (rules and definitions: the cli block at the end).
+constexpr int kExitBadCommandLine = 2;
+class CommandLine {
+ public:
+  CommandLine(int argc, char** argv, std::string usage);  // usage: the help text
+  bool next();                                     // to the next token; false at the end
+  bool is(const char* name) const;                 // is the current token this option?
+  long long intValue(long long lo, long long hi);  // its value: an integer in [lo, hi]
+  double realValue(double lo, double hi);          // its value: a decimal number in [lo, hi]
+  [[noreturn]] void unknownOption() const;
+  // "error: " + the printf-style message, the usage, exit 2 (rules across options too).
+  [[noreturn]] __attribute__((format(printf, 2, 3))) void fail(const char* fmt, ...) const;
+ private:
+  const char* takeValue();  // the next token, or nullptr at the end
+  int argc_;
+  char** argv_;
+  std::string usage_;
+  int i_ = 0;  // argv_[0] is the program
+};
+// end common: cli_decl
+// common: reference_gemm_decl
+// The reference every GEMM here is checked against (the reference_gemm block
+// at the end of the file): C = A * B in double, row-major host arrays.
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
+// Row i of the same, computed by a CPU loop; it needs no GPU.
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
+// end common: reference_gemm_decl
+// common: ceilings_decl
+// Roofline ceilings (definitions and method: the ceilings block at the end).
+constexpr int kCeilingSamples = 7;  // timed launches per ceiling; odd: the median is one launch
+struct Ceilings {
+  double copy_gbs, fp32_gflops;  // measured on this device by this program
+  double copy_bytes, l2_bytes;   // size of each copy buffer; the device's L2
+  double dram_bound_gbs, fp32_bound_gflops;  // from the device's attributes; 0 = unknown
+  char bounds[256];              // the bounds from the device's attributes, as printed
+};
+Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of memory free
+void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
+double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
+// end common: ceilings_decl
+// common: gemm_check_decl
+// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
+// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// infinity failing, the output poisoned before the checked launch, and a timing only of a
+// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
+// <new>, <string>, <vector> and the cuda_check and timer blocks.
+constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
+struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
+  uint32_t s;  // the seed, then the state
+  float next();  // advances, then a float in [0, 1), exact
+  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
+};
+struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
+double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
+// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
+Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
+double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
+struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
+  long long checked = 0, failures = 0;
+  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
+  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
+  long long worst = -1;  // the element with the highest score, the first on ties
+  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
+  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
+  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
+  void add(long long index, double got, double ref, const Tolerance& tol);
+  bool pass() const { return checked > 0 && failures == 0; }
+  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
+  std::string describe(const char* what, long long cols) const;
+};
+GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
+// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
+// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
+// leave the checked bits in C.
+struct CheckedTiming {
+  bool passed = false;      // judge's verdict on the poisoned launch's output
+  bool reproduced = false;  // passed, timed, and C still holds the checked bits
+  TimingStats t{};          // the timing, when passed
+};
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples);
+// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what);
+// end common: gemm_check_decl
+
+// =============================================================================
 // The ladder as data: what each step is, what it changes, how it launches, why
-// it should pay. Each step changes one thing from the step before; where the
-// block's thread count or tile follows from that change, changes says so.
+// it should pay
+// =============================================================================
+// Each step changes one thing from the step before; where the block's thread
+// count or tile follows from that change, changes says so.
 struct Step {
   const char* csv_name;  // the kernel column of --csv
   const char* title;     // the idea

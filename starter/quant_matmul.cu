@@ -54,122 +54,8 @@
 #include <string>
 #include <vector>
 
-// Course toolkit declarations; definitions at the end of the file
-// common: cuda_check_decl
-// Every CUDA call goes through CUDA_CHECK, every launch is followed by
-// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
-// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
-// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
-#define CUDA_CHECK(call)                                                      \
-  do {                                                                        \
-    cudaError_t err_ = (call);                                                \
-    if (err_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "CUDA error at %s:%d: %s failed: %s\n", __FILE__,  \
-                   __LINE__, #call, cudaGetErrorString(err_));                \
-      std::exit(EXIT_FAILURE);                                                \
-    }                                                                         \
-  } while (0)
-#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
-constexpr int kExitNoDevice = 77;
-cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
-// end common: cuda_check_decl
-// common: timer_decl
-// Kernel timing (method and reasons: the timer block at the end of the file).
-struct TimingStats {
-  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
-  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
-  double mean_ms;    // pulled up by slow outliers
-  int samples;
-};
-// warmups untimed launches, then samples timed ones; launch() queues one launch.
-template <typename Launch>
-TimingStats timeKernel(Launch launch, int warmups, int samples);
-// end common: timer_decl
-// common: reference_gemm_decl
-// The reference every GEMM here is checked against (the reference_gemm block
-// at the end of the file): C = A * B in double, row-major host arrays.
-void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
-// Row i of the same, computed by a CPU loop; it needs no GPU.
-void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
-// end common: reference_gemm_decl
-// common: gemm_check_decl
-// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
-// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
-// infinity failing, the output poisoned before the checked launch, and a timing only of a
-// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
-// <new>, <string>, <vector> and the cuda_check and timer blocks.
-constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
-struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
-  uint32_t s;  // the seed, then the state
-  float next();  // advances, then a float in [0, 1), exact
-  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
-};
-struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
-double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
-// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
-Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
-double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
-struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
-  long long checked = 0, failures = 0;
-  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
-  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
-  long long worst = -1;  // the element with the highest score, the first on ties
-  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
-  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
-  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
-  void add(long long index, double got, double ref, const Tolerance& tol);
-  bool pass() const { return checked > 0 && failures == 0; }
-  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
-  std::string describe(const char* what, long long cols) const;
-};
-GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
-// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
-// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
-// leave the checked bits in C.
-struct CheckedTiming {
-  bool passed = false;      // judge's verdict on the poisoned launch's output
-  bool reproduced = false;  // passed, timed, and C still holds the checked bits
-  TimingStats t{};          // the timing, when passed
-};
-template <typename Launch, typename Judge>
-CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
-                            int warmups, int samples);
-// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
-template <typename T>
-std::vector<T> hostVector(long long count, const char* what);
-// end common: gemm_check_decl
-
-// This lesson's judges, declared here and defined in the machinery band at the
-// end of the file; each is written apart from what it judges, and what it
-// checks is told where it is used.
-using Verdict = std::string;  // a failed check, in words; empty when it held
-struct Int8Scales;
-struct CaseBounds;
-struct RowCheck;
-// The two exercises' audits.
-using EpilogueFn = float (*)(std::int32_t, std::int32_t, std::int32_t, float, float);
-inline Verdict auditEpilogue(EpilogueFn epilogue, int& count);
-inline Verdict auditColumnCodes(const float* B, int K, int N, const float* colMax,
-                                const float* scales, const std::int8_t* codes);
-// The exactness gate: the host integer reference over B's codes transposed
-// (qbT, paddedColumns(N) x K), and what it found over some rows of an output.
-struct ExactResult {
-  long long checked = 0;
-  long long mismatches = 0;  // elements that differ in any bit
-  long long firstIndex = -1;  // the first of them (lowest flat index)
-  float gpu = 0.0f, host = 0.0f;
-};
-inline int paddedColumns(int N);
-inline void transposeCodes(const std::int8_t* codes, int K, int N, std::int16_t* qbT);
-inline void exactCheckRows(const std::int8_t* qa, const std::int16_t* qbT, int r0, int rows,
-                           int N, int K, const Int8Scales& s, const float* got,
-                           ExactResult& r);
-// The error walk: rows [r0, r0 + rows) of an output against the double reference.
-inline void accumulateErrors(RowCheck& rc, const float* got, const double* ref, int r0,
-                             int rows, int N, const CaseBounds& b);
-
 // =============================================================================
-// Constants
+// The tile
 // =============================================================================
 
 constexpr int kTile = 16;
@@ -179,159 +65,6 @@ static_assert(kThreadsPerBlock == 256,
 static_assert(2 * kTile * kTile * sizeof(float) <= 48 * 1024,
               "two FP32 tiles (2 KiB) must fit the 48 KiB of static shared "
               "memory that every CUDA device gives one block");
-
-// Square cases M = N = K, in one allocation per buffer sized for the largest.
-constexpr int kNumCases = 3;
-constexpr int kCases[kNumCases] = {256, 1024, 2048};
-constexpr int kMaxN = 2048;
-static_assert(kCases[0] < kCases[1] && kCases[1] < kCases[2] &&
-                  kCases[kNumCases - 1] == kMaxN,
-              "cases ascend and the last is the largest: buffers are "
-              "allocated once, for kMaxN, and the censuses run on the last");
-static_assert(kCases[0] % kTile == 0 && kCases[1] % kTile == 0 &&
-                  kCases[2] % kTile == 0,
-              "every case is whole tiles, so every row is timed on the same "
-              "full tiles (the guards still handle any size)");
-static_assert(static_cast<long long>(kMaxN) * kMaxN <= 2147483647LL,
-              "the kernels index with int: kMaxN^2 must fit in 31 bits");
-
-// INT8 codes. A symmetric code uses [-127, 127] (-128 only by clamping); an
-// asymmetric one all 256 values [-128, 127], so its range has 255 steps.
-constexpr int kInt8Max = 127;
-constexpr int kInt8Min = -128;
-constexpr int kAsymmetricSteps = 255;
-static_assert(2LL * kMaxN * kInt8Max * 128 < 2147483647LL,
-              "the int32 accumulator cannot overflow: |sum| <= K*127*128 over "
-              "K products of codes, and the zero-point term z*colSum adds at "
-              "most as much again: 2*2048*127*128 = 66,584,576 < 2^31 - 1");
-
-// Storage census formats. FP8 e4m3: largest finite 448 = 1.75 * 2^8, so the
-// OCP MX rule's emax is 8. MX blocks: 32 consecutive k down a column of B.
-// NVFP4: e2m1 elements (largest 6) in blocks of 16, each with an e4m3 scale.
-constexpr int kMxBlock = 32;
-constexpr float kFp8E4m3Max = 448.0f;
-constexpr int kFp8E4m3Emax = 8;
-constexpr int kNvfp4Block = 16;
-constexpr float kFp4E2m1Max = 6.0f;
-static_assert(kMaxN % kMxBlock == 0 && kMaxN % kNvfp4Block == 0,
-              "the census runs on the 2048 case: it must walk whole blocks");
-
-// Gates. FP32: Day 71's rule, the course's K-scaled tolerance (gemmTolerance,
-// gemm_check block: table rtol 1e-5, 23 mantissa bits). INT8: the column
-// bound, with Day 66's slack factor of 4 (see columnBound).
-constexpr double kGateSlack = 4.0;
-// The activation census must show the zero point's extra bit: symmetric RMS at
-// least 1.5 times asymmetric (theory 2: a step of amax/127 against span/255).
-constexpr double kZeroPointRmsGate = 1.5;
-// The quantize-columns audit lets a code sit half a step from its value plus
-// this much of a step: the one rounding of B/scale in float (2^-24 relative,
-// times at most 127 steps) stays far below it.
-constexpr double kAuditStepSlack = 1e-5;
-
-// Inputs (see makeInputs): each element a hash of its index; B's column c is
-// scaled by 2^-(c mod 7), and every 37th element (flat index) by 8 more: an
-// outlier.
-constexpr std::uint32_t kSeed = 20260901u;
-constexpr int kGainPeriod = 7;  // gains 2^0 .. 2^-6: a 64x spread of columns
-constexpr int kOutlierPeriod = 37;
-constexpr float kOutlierGain = 8.0f;
-static_assert(kCases[0] % kOutlierPeriod != 0 && kCases[1] % kOutlierPeriod != 0 &&
-                  kCases[2] % kOutlierPeriod != 0,
-              "37 divides no case size, so the outliers walk across the "
-              "columns and every column of B but the planted all-zero one holds some");
-static_assert(static_cast<long long>(kMaxN) * kMaxN * 2 <= 4294967296LL,
-              "the hash's counter, 2 * flat index + stream, fits in 32 bits");
-// Planted in B (see makeInputs), so that every rule the quantize-columns
-// exercise states changes a printed line when it is broken: column
-// kZeroColumn is all zero; column kTieColumn's largest magnitude is exactly
-// 127 * 2^kTieStepExponent (row 0), so its scale is exactly 2^kTieStepExponent
-// and rows kTieFirstRow.. hold values exactly kTieSteps of that step: halfway
-// between two codes, where only the tie rule decides.
-constexpr int kZeroColumn = 5;
-constexpr int kTieColumn = 3;  // gain 2^-3: its own values are at most 8 * 2^-3 = 1
-constexpr int kTieStepExponent = -6;  // 127 * 2^-6 = 1.984375 > 1: the column's largest
-constexpr int kTieFirstRow = 1;
-constexpr int kNumTies = 6;
-constexpr float kTieSteps[kNumTies] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f};
-static_assert(kTieColumn % kGainPeriod == 3 && kZeroColumn != kTieColumn &&
-                  kTieFirstRow + kNumTies <= kCases[0] && kZeroColumn < kCases[0],
-              "the planted column keeps gain 2^-3 (its values at most 1), the two "
-              "planted columns differ, and every case holds them");
-
-// Timing: kWarmups launches of the kernel being timed, then the median of
-// kTimedRuns timed launches.
-constexpr int kWarmups = 3;
-constexpr int kTimedRuns = 10;
-
-// Outputs are poisoned with 0xFF bytes (kPoisonByte, gemm_check block) before
-// every correctness launch: as a float that is a NaN, so an element a kernel
-// never writes fails every gate.
-
-// Host checks read a device output back kSlabRows rows at a time (2 MiB at
-// 2048), so host memory stays near A, B, the reference and the codes.
-constexpr int kSlabRows = 256;
-static_assert(kSlabRows % 2 == 0, "the integer reference works on pairs of rows");
-
-// =============================================================================
-// Inputs
-// =============================================================================
-
-// Each element is drawn from a hash of its own index, not from a stream. Why:
-// the sqrtK diagnostic (see columnBound) asks what independent rounding errors
-// would add up to, so the inputs' errors must be independent along a row of A
-// and down a column of B. Day 71's periodic pattern repeats its errors along a
-// dot product, and they add like K. One LCG stream, read down a column of B
-// (every n-th draw, n a power of two), is itself a poor LCG whose errors pile
-// up one way in some columns. A hash of the index has no stride to correlate;
-// the summary's lines on "B's rounding errors summed down a column" print what
-// they add up to, beside what independent ones would. The hash is lowbias32
-// (Chris Wellons's hash prospector), twice, the seed in between.
-inline std::uint32_t mix32(std::uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
-
-// Draw number `index` of stream 0 (A) or 1 (B): the hash's top 24 bits as a
-// float in [0, 1), exact in float.
-inline float unitAt(std::uint32_t stream, std::uint32_t index) {
-  const std::uint32_t h = mix32(mix32(2u * index + stream) ^ kSeed);
-  return static_cast<float>(h >> 8) / 16777216.0f;
-}
-
-// A (n x n, row-major): A[e] = unitAt(0, e), never negative, like the
-// activations after a ReLU. B (n x n): B[p][c] = (2 unitAt(1, e) - 1) *
-// 2^-(c mod 7), times 8 when the flat index e = p*n + c is a multiple of 37.
-// Every operation is exact in float. The outliers are what real weights have
-// and what scaling fights: one scale must cover the loudest value it serves,
-// so one outlier coarsens the step of everything that shares its scale. Per
-// column, it costs its column; per block (32 for MX, 16 for NVFP4), only its
-// block. That is what block scaling exists for. Then the planted cases (see
-// the constants): an all-zero column, as a unit whose weights were all pruned
-// away would have, and a column whose scale is a power of two, holding values
-// exactly halfway between two of its codes.
-inline void makeInputs(int n, float* A, float* B) {
-  const long long count = static_cast<long long>(n) * n;
-  for (long long e = 0; e < count; ++e) A[e] = unitAt(0, static_cast<std::uint32_t>(e));
-  float gains[kGainPeriod];
-  for (int g = 0; g < kGainPeriod; ++g) gains[g] = std::ldexp(1.0f, -g);
-  for (int p = 0; p < n; ++p) {
-    for (int c = 0; c < n; ++c) {
-      const long long e = static_cast<long long>(p) * n + c;
-      const float outlier = (e % kOutlierPeriod == 0) ? kOutlierGain : 1.0f;
-      const float u = unitAt(1, static_cast<std::uint32_t>(e));
-      B[e] = (2.0f * u - 1.0f) * gains[c % kGainPeriod] * outlier;
-    }
-  }
-  for (int p = 0; p < n; ++p) B[static_cast<long long>(p) * n + kZeroColumn] = 0.0f;
-  const float step = std::ldexp(1.0f, kTieStepExponent);
-  B[kTieColumn] = static_cast<float>(kInt8Max) * step;
-  for (int t = 0; t < kNumTies; ++t)
-    B[static_cast<long long>(kTieFirstRow + t) * n + kTieColumn] = kTieSteps[t] * step;
-}
 
 // =============================================================================
 // Kernels: Day 71's FP32 tile, and the same tile on int8 codes
@@ -511,6 +244,280 @@ inline void launchRow(Row row, const DeviceBuffers& d, const Int8Scales& s, int 
       matmulInt8Tiled<true, false><<<grid, block>>>(d.qa, d.qb, d.out, n, n, n, k);
       break;
   }
+}
+
+// =============================================================================
+// Machinery: skip it on a first read. The course toolkit's declarations, then
+// this lesson's judges'; all are defined in the machinery band at the end.
+// =============================================================================
+// common: cuda_check_decl
+// Every CUDA call goes through CUDA_CHECK, every launch is followed by
+// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
+// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
+// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
+#define CUDA_CHECK(call)                                                      \
+  do {                                                                        \
+    cudaError_t err_ = (call);                                                \
+    if (err_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "CUDA error at %s:%d: %s failed: %s\n", __FILE__,  \
+                   __LINE__, #call, cudaGetErrorString(err_));                \
+      std::exit(EXIT_FAILURE);                                                \
+    }                                                                         \
+  } while (0)
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+constexpr int kExitNoDevice = 77;
+cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
+// end common: cuda_check_decl
+// common: timer_decl
+// Kernel timing (method and reasons: the timer block at the end of the file).
+struct TimingStats {
+  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
+  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
+  double mean_ms;    // pulled up by slow outliers
+  int samples;
+};
+// warmups untimed launches, then samples timed ones; launch() queues one launch.
+template <typename Launch>
+TimingStats timeKernel(Launch launch, int warmups, int samples);
+// end common: timer_decl
+// common: reference_gemm_decl
+// The reference every GEMM here is checked against (the reference_gemm block
+// at the end of the file): C = A * B in double, row-major host arrays.
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
+// Row i of the same, computed by a CPU loop; it needs no GPU.
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
+// end common: reference_gemm_decl
+// common: gemm_check_decl
+// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
+// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// infinity failing, the output poisoned before the checked launch, and a timing only of a
+// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
+// <new>, <string>, <vector> and the cuda_check and timer blocks.
+constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
+struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
+  uint32_t s;  // the seed, then the state
+  float next();  // advances, then a float in [0, 1), exact
+  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
+};
+struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
+double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
+// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
+Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
+double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
+struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
+  long long checked = 0, failures = 0;
+  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
+  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
+  long long worst = -1;  // the element with the highest score, the first on ties
+  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
+  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
+  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
+  void add(long long index, double got, double ref, const Tolerance& tol);
+  bool pass() const { return checked > 0 && failures == 0; }
+  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
+  std::string describe(const char* what, long long cols) const;
+};
+GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
+// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
+// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
+// leave the checked bits in C.
+struct CheckedTiming {
+  bool passed = false;      // judge's verdict on the poisoned launch's output
+  bool reproduced = false;  // passed, timed, and C still holds the checked bits
+  TimingStats t{};          // the timing, when passed
+};
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples);
+// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what);
+// end common: gemm_check_decl
+
+// This lesson's judges, declared here and defined in the machinery band at the
+// end of the file; each is written apart from what it judges, and what it
+// checks is told where it is used.
+using Verdict = std::string;  // a failed check, in words; empty when it held
+struct Int8Scales;
+struct CaseBounds;
+struct RowCheck;
+// The two exercises' audits.
+using EpilogueFn = float (*)(std::int32_t, std::int32_t, std::int32_t, float, float);
+inline Verdict auditEpilogue(EpilogueFn epilogue, int& count);
+inline Verdict auditColumnCodes(const float* B, int K, int N, const float* colMax,
+                                const float* scales, const std::int8_t* codes);
+// The exactness gate: the host integer reference over B's codes transposed
+// (qbT, paddedColumns(N) x K), and what it found over some rows of an output.
+struct ExactResult {
+  long long checked = 0;
+  long long mismatches = 0;  // elements that differ in any bit
+  long long firstIndex = -1;  // the first of them (lowest flat index)
+  float gpu = 0.0f, host = 0.0f;
+};
+inline int paddedColumns(int N);
+inline void transposeCodes(const std::int8_t* codes, int K, int N, std::int16_t* qbT);
+inline void exactCheckRows(const std::int8_t* qa, const std::int16_t* qbT, int r0, int rows,
+                           int N, int K, const Int8Scales& s, const float* got,
+                           ExactResult& r);
+// The error walk: rows [r0, r0 + rows) of an output against the double reference.
+inline void accumulateErrors(RowCheck& rc, const float* got, const double* ref, int r0,
+                             int rows, int N, const CaseBounds& b);
+
+// =============================================================================
+// Constants
+// =============================================================================
+
+// Square cases M = N = K, in one allocation per buffer sized for the largest.
+constexpr int kNumCases = 3;
+constexpr int kCases[kNumCases] = {256, 1024, 2048};
+constexpr int kMaxN = 2048;
+static_assert(kCases[0] < kCases[1] && kCases[1] < kCases[2] &&
+                  kCases[kNumCases - 1] == kMaxN,
+              "cases ascend and the last is the largest: buffers are "
+              "allocated once, for kMaxN, and the censuses run on the last");
+static_assert(kCases[0] % kTile == 0 && kCases[1] % kTile == 0 &&
+                  kCases[2] % kTile == 0,
+              "every case is whole tiles, so every row is timed on the same "
+              "full tiles (the guards still handle any size)");
+static_assert(static_cast<long long>(kMaxN) * kMaxN <= 2147483647LL,
+              "the kernels index with int: kMaxN^2 must fit in 31 bits");
+
+// INT8 codes. A symmetric code uses [-127, 127] (-128 only by clamping); an
+// asymmetric one all 256 values [-128, 127], so its range has 255 steps.
+constexpr int kInt8Max = 127;
+constexpr int kInt8Min = -128;
+constexpr int kAsymmetricSteps = 255;
+static_assert(2LL * kMaxN * kInt8Max * 128 < 2147483647LL,
+              "the int32 accumulator cannot overflow: |sum| <= K*127*128 over "
+              "K products of codes, and the zero-point term z*colSum adds at "
+              "most as much again: 2*2048*127*128 = 66,584,576 < 2^31 - 1");
+
+// Storage census formats. FP8 e4m3: largest finite 448 = 1.75 * 2^8, so the
+// OCP MX rule's emax is 8. MX blocks: 32 consecutive k down a column of B.
+// NVFP4: e2m1 elements (largest 6) in blocks of 16, each with an e4m3 scale.
+constexpr int kMxBlock = 32;
+constexpr float kFp8E4m3Max = 448.0f;
+constexpr int kFp8E4m3Emax = 8;
+constexpr int kNvfp4Block = 16;
+constexpr float kFp4E2m1Max = 6.0f;
+static_assert(kMaxN % kMxBlock == 0 && kMaxN % kNvfp4Block == 0,
+              "the census runs on the 2048 case: it must walk whole blocks");
+
+// Gates. FP32: Day 71's rule, the course's K-scaled tolerance (gemmTolerance,
+// gemm_check block: table rtol 1e-5, 23 mantissa bits). INT8: the column
+// bound, with Day 66's slack factor of 4 (see columnBound).
+constexpr double kGateSlack = 4.0;
+// The activation census must show the zero point's extra bit: symmetric RMS at
+// least 1.5 times asymmetric (theory 2: a step of amax/127 against span/255).
+constexpr double kZeroPointRmsGate = 1.5;
+// The quantize-columns audit lets a code sit half a step from its value plus
+// this much of a step: the one rounding of B/scale in float (2^-24 relative,
+// times at most 127 steps) stays far below it.
+constexpr double kAuditStepSlack = 1e-5;
+
+// Inputs (see makeInputs): each element a hash of its index; B's column c is
+// scaled by 2^-(c mod 7), and every 37th element (flat index) by 8 more: an
+// outlier.
+constexpr std::uint32_t kSeed = 20260901u;
+constexpr int kGainPeriod = 7;  // gains 2^0 .. 2^-6: a 64x spread of columns
+constexpr int kOutlierPeriod = 37;
+constexpr float kOutlierGain = 8.0f;
+static_assert(kCases[0] % kOutlierPeriod != 0 && kCases[1] % kOutlierPeriod != 0 &&
+                  kCases[2] % kOutlierPeriod != 0,
+              "37 divides no case size, so the outliers walk across the "
+              "columns and every column of B but the planted all-zero one holds some");
+static_assert(static_cast<long long>(kMaxN) * kMaxN * 2 <= 4294967296LL,
+              "the hash's counter, 2 * flat index + stream, fits in 32 bits");
+// Planted in B (see makeInputs), so that every rule the quantize-columns
+// exercise states changes a printed line when it is broken: column
+// kZeroColumn is all zero; column kTieColumn's largest magnitude is exactly
+// 127 * 2^kTieStepExponent (row 0), so its scale is exactly 2^kTieStepExponent
+// and rows kTieFirstRow.. hold values exactly kTieSteps of that step: halfway
+// between two codes, where only the tie rule decides.
+constexpr int kZeroColumn = 5;
+constexpr int kTieColumn = 3;  // gain 2^-3: its own values are at most 8 * 2^-3 = 1
+constexpr int kTieStepExponent = -6;  // 127 * 2^-6 = 1.984375 > 1: the column's largest
+constexpr int kTieFirstRow = 1;
+constexpr int kNumTies = 6;
+constexpr float kTieSteps[kNumTies] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f};
+static_assert(kTieColumn % kGainPeriod == 3 && kZeroColumn != kTieColumn &&
+                  kTieFirstRow + kNumTies <= kCases[0] && kZeroColumn < kCases[0],
+              "the planted column keeps gain 2^-3 (its values at most 1), the two "
+              "planted columns differ, and every case holds them");
+
+// Timing: kWarmups launches of the kernel being timed, then the median of
+// kTimedRuns timed launches.
+constexpr int kWarmups = 3;
+constexpr int kTimedRuns = 10;
+
+// Outputs are poisoned with 0xFF bytes (kPoisonByte, gemm_check block) before
+// every correctness launch: as a float that is a NaN, so an element a kernel
+// never writes fails every gate.
+
+// Host checks read a device output back kSlabRows rows at a time (2 MiB at
+// 2048), so host memory stays near A, B, the reference and the codes.
+constexpr int kSlabRows = 256;
+static_assert(kSlabRows % 2 == 0, "the integer reference works on pairs of rows");
+
+// =============================================================================
+// Inputs
+// =============================================================================
+
+// Each element is drawn from a hash of its own index, not from a stream. Why:
+// the sqrtK diagnostic (see columnBound) asks what independent rounding errors
+// would add up to, so the inputs' errors must be independent along a row of A
+// and down a column of B. Day 71's periodic pattern repeats its errors along a
+// dot product, and they add like K. One LCG stream, read down a column of B
+// (every n-th draw, n a power of two), is itself a poor LCG whose errors pile
+// up one way in some columns. A hash of the index has no stride to correlate;
+// the summary's lines on "B's rounding errors summed down a column" print what
+// they add up to, beside what independent ones would. The hash is lowbias32
+// (Chris Wellons's hash prospector), twice, the seed in between.
+inline std::uint32_t mix32(std::uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+// Draw number `index` of stream 0 (A) or 1 (B): the hash's top 24 bits as a
+// float in [0, 1), exact in float.
+inline float unitAt(std::uint32_t stream, std::uint32_t index) {
+  const std::uint32_t h = mix32(mix32(2u * index + stream) ^ kSeed);
+  return static_cast<float>(h >> 8) / 16777216.0f;
+}
+
+// A (n x n, row-major): A[e] = unitAt(0, e), never negative, like the
+// activations after a ReLU. B (n x n): B[p][c] = (2 unitAt(1, e) - 1) *
+// 2^-(c mod 7), times 8 when the flat index e = p*n + c is a multiple of 37.
+// Every operation is exact in float. The outliers are what real weights have
+// and what scaling fights: one scale must cover the loudest value it serves,
+// so one outlier coarsens the step of everything that shares its scale. Per
+// column, it costs its column; per block (32 for MX, 16 for NVFP4), only its
+// block. That is what block scaling exists for. Then the planted cases (see
+// the constants): an all-zero column, as a unit whose weights were all pruned
+// away would have, and a column whose scale is a power of two, holding values
+// exactly halfway between two of its codes.
+inline void makeInputs(int n, float* A, float* B) {
+  const long long count = static_cast<long long>(n) * n;
+  for (long long e = 0; e < count; ++e) A[e] = unitAt(0, static_cast<std::uint32_t>(e));
+  float gains[kGainPeriod];
+  for (int g = 0; g < kGainPeriod; ++g) gains[g] = std::ldexp(1.0f, -g);
+  for (int p = 0; p < n; ++p) {
+    for (int c = 0; c < n; ++c) {
+      const long long e = static_cast<long long>(p) * n + c;
+      const float outlier = (e % kOutlierPeriod == 0) ? kOutlierGain : 1.0f;
+      const float u = unitAt(1, static_cast<std::uint32_t>(e));
+      B[e] = (2.0f * u - 1.0f) * gains[c % kGainPeriod] * outlier;
+    }
+  }
+  for (int p = 0; p < n; ++p) B[static_cast<long long>(p) * n + kZeroColumn] = 0.0f;
+  const float step = std::ldexp(1.0f, kTieStepExponent);
+  B[kTieColumn] = static_cast<float>(kInt8Max) * step;
+  for (int t = 0; t < kNumTies; ++t)
+    B[static_cast<long long>(kTieFirstRow + t) * n + kTieColumn] = kTieSteps[t] * step;
 }
 
 // =============================================================================

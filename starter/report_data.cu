@@ -34,7 +34,108 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-// Course toolkit declarations; definitions at the end of the file
+// =============================================================================
+// The idea: one GEMM, two kernels, two ways to count its bytes
+// =============================================================================
+// A roofline bounds a kernel of arithmetic intensity AI (FLOP per byte moved) by
+// min(FP32 peak, AI x bandwidth). The two roofs meet at the ridge point, AI = peak / bandwidth:
+// left of it a kernel sits under the bandwidth roof (memory decides), right of it under the
+// compute roof. Which bytes? Counted as the loads a kernel issues if no cache served any, naive
+// moves 8 bytes per 2 FLOP (AI 0.25); tiling stages each value in shared memory once and uses it
+// 16 times, the same FLOP from 1/16 of the global loads (AI 4). Both lie left of the ridge, so by
+// this model both sit under the bandwidth roof, and tiling lifts that roof 16 times. Counted as
+// the compulsory traffic (A and B read once, C written once), the AI of either kernel is n / 6:
+// right of the ridge once n > 6 x the ridge. A kernel that runs above its modelled roof shows the
+// model's error: caches served the loads (naive does, by far).
+// The third ceiling is inside the SM. Tiling moves loads, it does not remove them: every
+// multiply-add of the tiled kernel still loads its two operands, now from shared memory, and
+// shared memory hands out 32 banks x 4 bytes per clock per SM, the operands of 16 multiply-adds,
+// against 128 FP32 lanes per SM (64 on cc 7.x and 8.0). That roof, 1/8 (1/4) of the FP32 bound,
+// is the tiled kernel's lowest at every n of the ladder on the GPUs of this course: it binds, and
+// it caps tiling's gain over naive, whose global loads L1 and L2 already serve. The CSV names the
+// binding roof of each row, and its last line compares the gain with that cap.
+constexpr int kTile = 16;  // both kernels: 16 x 16 threads per block, one output each
+// Shared-memory loads per multiply-add (4 bytes each; a broadcast counts once per thread, as
+// the FMA it feeds does): naive none (its two come from global memory), tiled As[ty][kk] and
+// Bs[kk][tx].
+constexpr double kSmemLoadsPerFma[] = {0.0, 2.0};  // indexed by Kernel
+constexpr long long kLadder[] = {128, 200, 256, 511, 512, 1000, 1024, 2048};
+constexpr long long kDefaultMaxN = 2048, kMaxN = 4096;  // 3 device buffers of 64 MiB at most
+constexpr long long kFullRefMax = 1024;  // every element against the reference up to here
+constexpr int kDefaultIters = 20, kMaxIters = 10000, kWarmups = 3;
+constexpr double kMaxWorkFlop = 1e13;    // GEMM work refused beyond this (see the usage)
+constexpr uint32_t kSeed = 987654321u;   // reset at every n
+static_assert(kFullRefMax >= kLadder[0], "the first n gets a full check: later trust rests on it");
+static_assert(kMaxN / kTile <= 65535, "every GPU from sm_75 up takes the largest grid");
+
+// Both kernels: thread (tx, ty) of block (bx, by) owns C(by*16 + ty, bx*16 + tx) and sums its K
+// products in ascending k with fmaf. launch assumption: blockDim (16, 16), gridDim (ceil(N / 16),
+// ceil(M / 16)). memory: naive loads K values of A and K of B per output, 8 MNK bytes in all (the
+// model); L1 and L2 serve most (a block row shares a row of A, a block column a column of B).
+__global__ void gemmNaiveKernel(const float* __restrict__ A, const float* __restrict__ B,
+                                float* __restrict__ C, long long M, long long N, long long K) {
+  const long long row = static_cast<long long>(blockIdx.y) * kTile + threadIdx.y;
+  const long long col = static_cast<long long>(blockIdx.x) * kTile + threadIdx.x;
+  if (row >= M || col >= N) return;  // no barrier in this kernel: an early return is safe
+  float acc = 0.0f;
+  for (long long k = 0; k < K; ++k) acc = fmaf(A[row * K + k], B[k * N + col], acc);
+  C[row * N + col] = acc;
+}
+
+// One change from naive: the K loop runs in steps of 16, and each step stages a 16 x 16 tile of A
+// and one of B in shared memory, where each value is used 16 times. memory: per K step every
+// thread loads one element of the A tile and one of the B tile from global memory, zero past the
+// edges: A is read ceil(N / 16) times, B ceil(M / 16) times (n^3 / 2 bytes when 16 divides n).
+// Static shared memory: two 16 x 16 float tiles, 2 KiB, which main checks the kernel holds.
+// exercise: tiled-kernel
+// Yours to write: gemmTiledKernel, as the comment above describes. It must give the same C as
+// naive (every row PASS) while each K step's values of A and B come from shared memory, each
+// used 16 times. You decide which element each thread brings into the tiles, what fills a tile
+// past the edge of A or B (n = 200, 511 and 1000 are not multiples of 16), and where the block
+// waits. You will know it worked when the GATE line about the kernel's static shared memory
+// (read by main with cudaFuncGetAttributes) is gone and every row still passes at every
+// recorded run (exercise check runs them all); the ms and speedup columns show what tiling
+// bought. Until then this naive body stands in: right numbers, no tiles.
+__global__ void gemmTiledKernel(const float* __restrict__ A, const float* __restrict__ B,
+                                float* __restrict__ C, long long M, long long N, long long K) {
+  const long long row = static_cast<long long>(blockIdx.y) * kTile + threadIdx.y;
+  const long long col = static_cast<long long>(blockIdx.x) * kTile + threadIdx.x;
+  if (row >= M || col >= N) return;
+  float acc = 0.0f;
+  for (long long k = 0; k < K; ++k) acc = fmaf(A[row * K + k], B[k * N + col], acc);
+  C[row * N + col] = acc;
+}
+// end exercise
+
+enum class Kernel { kNaive, kTiled };
+const char* kernelName(Kernel k) { return k == Kernel::kNaive ? "naive" : "tiled"; }
+void launchGemm(Kernel k, const float* A, const float* B, float* C, long long n) {
+  const unsigned g = unsigned((n + kTile - 1) / kTile);
+  (k == Kernel::kNaive ? gemmNaiveKernel : gemmTiledKernel)<<<dim3(g, g), dim3(kTile, kTile)>>>(
+      A, B, C, n, n, n);
+}
+
+// snippet: byte-models
+// Loads the kernel issues if no cache served any (in-bounds loads only; C excluded).
+double modelLoadBytes(Kernel k, long long M, long long N, long long K) {
+  const double m = double(M), n = double(N), kk = double(K);
+  if (k == Kernel::kNaive) return 8.0 * m * n * kk;  // K of A and K of B per output
+  const double gridX = double((N + kTile - 1) / kTile), gridY = double((M + kTile - 1) / kTile);
+  return 4.0 * (m * kk * gridX + kk * n * gridY);    // A once per block column, B per row
+}
+
+// What any GEMM must move between the SMs and the memory system (L2) in one launch: A and B
+// read once, C written once. It bounds DRAM traffic only when A, B and C do not fit in L2: a
+// launch that finds them there, left by the previous one, may read almost nothing from DRAM.
+double compulsoryBytes(long long M, long long N, long long K) {
+  return 4.0 * (double(M) * K + double(K) * N + double(M) * N);
+}
+// end snippet
+
+// =============================================================================
+// Machinery: skip it on a first read. The course toolkit's declarations; their
+// definitions are in the machinery band at the end of the file.
+// =============================================================================
 // common: cuda_check_decl
 // Every CUDA call goes through CUDA_CHECK, every launch is followed by
 // CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
@@ -172,104 +273,6 @@ CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, J
 template <typename T>
 std::vector<T> hostVector(long long count, const char* what);
 // end common: gemm_check_decl
-
-// =============================================================================
-// The idea: one GEMM, two kernels, two ways to count its bytes
-// =============================================================================
-// A roofline bounds a kernel of arithmetic intensity AI (FLOP per byte moved) by
-// min(FP32 peak, AI x bandwidth). The two roofs meet at the ridge point, AI = peak / bandwidth:
-// left of it a kernel sits under the bandwidth roof (memory decides), right of it under the
-// compute roof. Which bytes? Counted as the loads a kernel issues if no cache served any, naive
-// moves 8 bytes per 2 FLOP (AI 0.25); tiling stages each value in shared memory once and uses it
-// 16 times, the same FLOP from 1/16 of the global loads (AI 4). Both lie left of the ridge, so by
-// this model both sit under the bandwidth roof, and tiling lifts that roof 16 times. Counted as
-// the compulsory traffic (A and B read once, C written once), the AI of either kernel is n / 6:
-// right of the ridge once n > 6 x the ridge. A kernel that runs above its modelled roof shows the
-// model's error: caches served the loads (naive does, by far).
-// The third ceiling is inside the SM. Tiling moves loads, it does not remove them: every
-// multiply-add of the tiled kernel still loads its two operands, now from shared memory, and
-// shared memory hands out 32 banks x 4 bytes per clock per SM, the operands of 16 multiply-adds,
-// against 128 FP32 lanes per SM (64 on cc 7.x and 8.0). That roof, 1/8 (1/4) of the FP32 bound,
-// is the tiled kernel's lowest at every n of the ladder on the GPUs of this course: it binds, and
-// it caps tiling's gain over naive, whose global loads L1 and L2 already serve. The CSV names the
-// binding roof of each row, and its last line compares the gain with that cap.
-constexpr int kTile = 16;  // both kernels: 16 x 16 threads per block, one output each
-// Shared-memory loads per multiply-add (4 bytes each; a broadcast counts once per thread, as
-// the FMA it feeds does): naive none (its two come from global memory), tiled As[ty][kk] and
-// Bs[kk][tx].
-constexpr double kSmemLoadsPerFma[] = {0.0, 2.0};  // indexed by Kernel
-constexpr long long kLadder[] = {128, 200, 256, 511, 512, 1000, 1024, 2048};
-constexpr long long kDefaultMaxN = 2048, kMaxN = 4096;  // 3 device buffers of 64 MiB at most
-constexpr long long kFullRefMax = 1024;  // every element against the reference up to here
-constexpr int kDefaultIters = 20, kMaxIters = 10000, kWarmups = 3;
-constexpr double kMaxWorkFlop = 1e13;    // GEMM work refused beyond this (see the usage)
-constexpr uint32_t kSeed = 987654321u;   // reset at every n
-static_assert(kFullRefMax >= kLadder[0], "the first n gets a full check: later trust rests on it");
-static_assert(kMaxN / kTile <= 65535, "every GPU from sm_75 up takes the largest grid");
-
-// Both kernels: thread (tx, ty) of block (bx, by) owns C(by*16 + ty, bx*16 + tx) and sums its K
-// products in ascending k with fmaf. launch assumption: blockDim (16, 16), gridDim (ceil(N / 16),
-// ceil(M / 16)). memory: naive loads K values of A and K of B per output, 8 MNK bytes in all (the
-// model); L1 and L2 serve most (a block row shares a row of A, a block column a column of B).
-__global__ void gemmNaiveKernel(const float* __restrict__ A, const float* __restrict__ B,
-                                float* __restrict__ C, long long M, long long N, long long K) {
-  const long long row = static_cast<long long>(blockIdx.y) * kTile + threadIdx.y;
-  const long long col = static_cast<long long>(blockIdx.x) * kTile + threadIdx.x;
-  if (row >= M || col >= N) return;  // no barrier in this kernel: an early return is safe
-  float acc = 0.0f;
-  for (long long k = 0; k < K; ++k) acc = fmaf(A[row * K + k], B[k * N + col], acc);
-  C[row * N + col] = acc;
-}
-
-// One change from naive: the K loop runs in steps of 16, and each step stages a 16 x 16 tile of A
-// and one of B in shared memory, where each value is used 16 times. memory: per K step every
-// thread loads one element of the A tile and one of the B tile from global memory, zero past the
-// edges: A is read ceil(N / 16) times, B ceil(M / 16) times (n^3 / 2 bytes when 16 divides n).
-// Static shared memory: two 16 x 16 float tiles, 2 KiB, which main checks the kernel holds.
-// exercise: tiled-kernel
-// Yours to write: gemmTiledKernel, as the comment above describes. It must give the same C as
-// naive (every row PASS) while each K step's values of A and B come from shared memory, each
-// used 16 times. You decide which element each thread brings into the tiles, what fills a tile
-// past the edge of A or B (n = 200, 511 and 1000 are not multiples of 16), and where the block
-// waits. You will know it worked when the GATE line about the kernel's static shared memory
-// (read by main with cudaFuncGetAttributes) is gone and every row still passes at every
-// recorded run (exercise check runs them all); the ms and speedup columns show what tiling
-// bought. Until then this naive body stands in: right numbers, no tiles.
-__global__ void gemmTiledKernel(const float* __restrict__ A, const float* __restrict__ B,
-                                float* __restrict__ C, long long M, long long N, long long K) {
-  const long long row = static_cast<long long>(blockIdx.y) * kTile + threadIdx.y;
-  const long long col = static_cast<long long>(blockIdx.x) * kTile + threadIdx.x;
-  if (row >= M || col >= N) return;
-  float acc = 0.0f;
-  for (long long k = 0; k < K; ++k) acc = fmaf(A[row * K + k], B[k * N + col], acc);
-  C[row * N + col] = acc;
-}
-// end exercise
-
-enum class Kernel { kNaive, kTiled };
-const char* kernelName(Kernel k) { return k == Kernel::kNaive ? "naive" : "tiled"; }
-void launchGemm(Kernel k, const float* A, const float* B, float* C, long long n) {
-  const unsigned g = unsigned((n + kTile - 1) / kTile);
-  (k == Kernel::kNaive ? gemmNaiveKernel : gemmTiledKernel)<<<dim3(g, g), dim3(kTile, kTile)>>>(
-      A, B, C, n, n, n);
-}
-
-// snippet: byte-models
-// Loads the kernel issues if no cache served any (in-bounds loads only; C excluded).
-double modelLoadBytes(Kernel k, long long M, long long N, long long K) {
-  const double m = double(M), n = double(N), kk = double(K);
-  if (k == Kernel::kNaive) return 8.0 * m * n * kk;  // K of A and K of B per output
-  const double gridX = double((N + kTile - 1) / kTile), gridY = double((M + kTile - 1) / kTile);
-  return 4.0 * (m * kk * gridX + kk * n * gridY);    // A once per block column, B per row
-}
-
-// What any GEMM must move between the SMs and the memory system (L2) in one launch: A and B
-// read once, C written once. It bounds DRAM traffic only when A, B and C do not fit in L2: a
-// launch that finds them there, left by the previous one, may read almost nothing from DRAM.
-double compulsoryBytes(long long M, long long N, long long K) {
-  return 4.0 * (double(M) * K + double(K) * N + double(M) * N);
-}
-// end snippet
 
 // =============================================================================
 // The experiment: inputs, checks, the verification ladder, the CSV
