@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from . import DEFAULT_GPU, SuiteError
-from . import docs, generate, plots
+from . import docs, generate, plots, spoilers
 from .catalogue import check_attempts, check_mutants
 from .model import all_runs, clip, parse_regions, programs
 from .transcripts import parse_transcript, staleness
@@ -253,5 +253,6 @@ def registry():
         "markers": check_markers, "idea-first": check_idea_first, "common": check_common, "starters": check_starters,
         "build-lines": check_build_lines, "transcripts": check_transcripts,
         "verify-record": check_verify_record, "charts": check_charts, "docs": check_docs,
+        "spoilers": spoilers.check_spoilers,
         "mutants": check_mutants, "attempts": check_attempts,
     }

@@ -275,21 +275,35 @@ def _solution_overlaps(root, arg):
             if r.kind == "solution" and r.open_line <= s.close_line and s.open_line <= r.close_line]
 
 
+def folded(lines, places=None):
+    """For each line of a page: does it sit inside a <details> fold (opened on an earlier prose line,
+    or on its own line)? Tags in code, inline code spans and HTML comments do not count."""
+    places = places or page_lines(lines)
+    inside, depth = [], 0
+    for line, place in zip(lines, places):
+        if place == "prose":
+            html = COMMENT_RE.sub("", "".join(text for is_code, text in code_spans(line) if not is_code))
+            opened = len(DETAILS_OPEN_RE.findall(html))
+            inside.append(depth + opened > 0)
+            depth = max(0, depth + opened - len(DETAILS_CLOSE_RE.findall(html)))
+        else:
+            inside.append(depth > 0)
+    return inside
+
+
 def page_findings(root, rel):
     """What sync cannot fix on a page: a measured figure quoted from no record (prose outside code,
     generated regions and fig/stated markers), and a snippet that shows a solution region outside a
     <details> spoiler fold."""
     lines = read_text(Path(root) / rel, "page").splitlines()
-    findings, depth = [], 0
-    for no, (line, place) in enumerate(zip(lines, page_lines(lines)), 1):
+    findings, places = [], page_lines(lines)
+    for no, (line, place, in_fold) in enumerate(zip(lines, places, folded(lines, places)), 1):
         if place == "prose":
             for figure in bare_figures(line):
                 findings.append(f"{rel}:{no}: figure '{figure}' is quoted from no record: write it as "
                                 f"<!-- fig: ... --> or mark a published constant <!-- stated: ... -->")
-            html = COMMENT_RE.sub("", "".join(text for is_code, text in code_spans(line) if not is_code))
-            depth = max(0, depth + len(DETAILS_OPEN_RE.findall(html)) - len(DETAILS_CLOSE_RE.findall(html)))
         m = DOC_OPEN_RE.match(line)
-        if place == "marker" and m and m.group(1) == "snippet" and depth == 0:
+        if place == "marker" and m and m.group(1) == "snippet" and not in_fold:
             for region, source in _solution_overlaps(root, m.group(2).strip()):
                 findings.append(f"{rel}:{no}: snippet '{m.group(2).strip()}' shows solution region "
                                 f"'{region.name}' ({source}:{region.open_line}-{region.close_line}) outside a "

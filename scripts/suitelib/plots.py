@@ -169,7 +169,7 @@ def save(fig, plt, out):
 
 def render_roofline(data, out):
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(8, 5.5), dpi=120)
+    fig, ax = plt.subplots(figsize=(10.5 if data["anchors"] else 8, 5.5), dpi=120)
     pts = data["points"] + data["anchors"]
     ais = [p["ai"] for p in pts] + [p["ai_model"] for p in data["points"] if p["ai_model"]]
     lo, hi = min(ais + [1.0]) / 4, max(ais + [data["peak_gflops"] / data["bw_gbs"]]) * 4
@@ -198,9 +198,17 @@ def render_roofline(data, out):
                     mfc="none", label=f"{kernel} kernel, modelled intensity")
             for p in mine:
                 ax.annotate(str(p["n"]), (p["ai"], p["gflops"]), textcoords="offset points", xytext=(4, -10), fontsize=7)
-    for p in data["anchors"]:
-        ax.plot([p["ai"]], [p["gflops"]], "*" if p["kernel"] == "cuBLAS" else "^", ms=9 if p["kernel"] == "cuBLAS" else 6)
-        ax.annotate(f"{p['kernel']} n={p['n']}", (p["ai"], p["gflops"]), textcoords="offset points", xytext=(4, 2), fontsize=6)
+    # One line per anchor kernel over its sizes, named in a legend of its own beside the axes: the
+    # points of 13 kernels at 4 sizes crowd one corner, where labels on the points overlap.
+    kernels = list(dict.fromkeys(p["kernel"] for p in data["anchors"]))
+    colours = plt.get_cmap("tab20")
+    handles = []
+    for i, kernel in enumerate(kernels):
+        mine = sorted((p for p in data["anchors"] if p["kernel"] == kernel), key=lambda p: p["ai"])
+        cublas = kernel == "cuBLAS"
+        handles += ax.plot([p["ai"] for p in mine], [p["gflops"] for p in mine], "*-" if cublas else "^-",
+                           color="black" if cublas else colours(i % 20), ms=9 if cublas else 5, lw=0.8,
+                           label=kernel if cublas else f"gemm_ladder {kernel}")
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylim(min([p["gflops"] for p in pts] + [data["peak_gflops"]] + lows) / 4, data["peak_gflops"] * 3)
@@ -208,8 +216,14 @@ def render_roofline(data, out):
     ax.set_ylabel("GFLOP/s (median launch)")
     ax.set_title(f"FP32 GEMM roofline on {data['gpu']} (labels: n = M = N = K)")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=6, loc="upper left")
-    fig.tight_layout()
+    ax.legend(handles=[h for h in ax.get_lines() if h not in handles and not h.get_label().startswith("_")],
+              fontsize=6, loc="upper left")
+    if handles:
+        fig.legend(handles=handles, fontsize=6, loc="upper left", bbox_to_anchor=(0.76, 0.93),
+                   title="anchors.csv\n(n rises left to right)", title_fontsize=6)
+        fig.tight_layout(rect=(0, 0, 0.76, 1))
+    else:
+        fig.tight_layout()
     save(fig, plt, out)
 
 
@@ -240,6 +254,17 @@ def render_sweep(data, out):
     save(fig, plt, out)
 
 
+def chart_inputs(kind, csv_path, anchors=None):
+    """Every file a chart of `kind` is drawn from, its CSV first: a roofline also reads the cuBLAS
+    anchors (given, or the anchors.csv beside its CSV, where one is). draw reads these and only
+    these, and charts.json keys a recorded chart on all of them."""
+    if kind == "sweep":
+        return [Path(csv_path)]
+    side = Path(csv_path).with_name("anchors.csv")
+    anchors = anchors or (side if side.is_file() else None)
+    return [Path(csv_path)] + ([Path(anchors)] if anchors else [])
+
+
 def draw(kind, csv_path, out, anchors=None):
     """Render one chart, wherever out is; (exit code, summary). Exit 1 when a roofline point lies
     above a roof."""
@@ -248,8 +273,7 @@ def draw(kind, csv_path, out, anchors=None):
         render_sweep(data, out)
         return EXIT_OK, f"{len(data['points'])} ranked points"
     data = roofline_points(csv_path)
-    side = Path(csv_path).with_name("anchors.csv")
-    anchors = anchors or (side if side.is_file() else None)
+    anchors = (chart_inputs(kind, csv_path, anchors)[1:] or [None])[0]
     if anchors:
         data["anchors"] = anchor_points(anchors)
     render_roofline(data, out)
@@ -288,9 +312,9 @@ def record_charts(root, gpu):
             raise SuiteError(f"{source}: no recorded CSV to draw {image} from (record it first: bless --all)")
         status, summary = draw(kind, source, data_dir / image)
         entries[image] = {"from": csv_name, "kind": kind, "sha256": sha256(data_dir / image),
-                          "from_sha256": sha256(source)}
+                          "inputs": {p.name: sha256(p) for p in chart_inputs(kind, source)}}
         report.append(f"drew {image} from {csv_name}: {summary}" + ("" if status == EXIT_OK else " (exit 1)"))
-    text = json.dumps({"about": "sha256 of each recorded chart and of the CSV it was drawn from "
+    text = json.dumps({"about": "sha256 of each recorded chart and of every file it was drawn from "
                                 "(written by record_charts; check_charts compares them)",
                        "charts": entries}, indent=2, sort_keys=True) + "\n"
     (data_dir / CHARTS_JSON).write_text(text, encoding="utf-8")
@@ -326,7 +350,7 @@ def check_charts(root, gpu):
         return next((no for no, line in enumerate(lines, 1) if f'"{image}"' in line), 1)
 
     problems = []
-    for csv_name, _, image in charts:
+    for csv_name, kind, image in charts:
         path, source = data_dir / image, data_dir / csv_name
         entry = recorded.get(image) if isinstance(recorded, dict) else None
         if not isinstance(entry, dict) or "sha256" not in entry:
@@ -337,7 +361,22 @@ def check_charts(root, gpu):
             problems.append(f"{rel(path)}:1: sha256 {sha256(path)[:12]}... differs from the "
                             f"{entry['sha256'][:12]}... that {rel(index)}:{line_of(image)} records: the chart was "
                             f"replaced by hand (draw it with record_charts)")
-        elif source.is_file() and sha256(source) != entry.get("from_sha256"):
-            problems.append(f"{rel(path)}:1: drawn from another {csv_name} than the one recorded now "
-                            f"({rel(index)}:{line_of(image)}): draw it again with record_charts")
+        else:
+            stale = stale_inputs(entry, chart_inputs(kind, source) if source.is_file() else [])
+            if stale:
+                problems.append(f"{rel(path)}:1: drawn from another {stale} than the one recorded now "
+                                f"({rel(index)}:{line_of(image)}): draw it again with record_charts")
     return problems
+
+
+def stale_inputs(entry, inputs):
+    """The names of a chart's inputs whose sha256 differs from its charts.json entry (one read now
+    that the entry does not record, or one it records that is gone, counts), joined; '' when none.
+    An entry from before "inputs" recorded only its CSV ("from", "from_sha256")."""
+    recorded = entry.get("inputs")
+    if not isinstance(recorded, dict):
+        recorded = {str(entry.get("from")): entry.get("from_sha256")}
+    now = {p.name: sha256(p) for p in inputs}
+    if not now:  # the CSV itself is gone: the data check names it
+        return ""
+    return " and ".join(sorted(name for name in set(now) | set(recorded) if now.get(name) != recorded.get(name)))

@@ -209,14 +209,15 @@ class ChartSuite(PlotCase):
              "data": [{"args": [], "file": "report_data.csv", "chart": "roofline", "image": "roofline.png"}]}]}))
         (self.data / "report_data.csv").write_text(ROOFLINE_CSV)
         (self.data / "sweep.csv").write_text(SWEEP_CSV)
+        (self.data / "anchors.csv").write_text(ANCHORS_CSV)
 
     def fake_charts(self):
         """Charts and a charts.json as record_charts writes them, without drawing."""
         charts = {}
-        for image, source in (("roofline.png", "report_data.csv"), ("sweep.png", "sweep.csv")):
+        for image, sources in (("roofline.png", ("report_data.csv", "anchors.csv")), ("sweep.png", ("sweep.csv",))):
             (self.data / image).write_bytes(b"\x89PNG fake " + image.encode())
-            charts[image] = {"from": source, "kind": "x", "sha256": plots.sha256(self.data / image),
-                             "from_sha256": plots.sha256(self.data / source)}
+            charts[image] = {"from": sources[0], "kind": "x", "sha256": plots.sha256(self.data / image),
+                             "inputs": {name: plots.sha256(self.data / name) for name in sources}}
         (self.data / "charts.json").write_text(json.dumps({"charts": charts}, indent=2))
 
 
@@ -241,6 +242,29 @@ class TestCheckCharts(ChartSuite):
         problems = plots.check_charts(self.root, "h200")
         self.assertEqual(len(problems), 1, problems)
         self.assertIn("roofline.png:1: drawn from another report_data.csv", problems[0])
+
+    def test_a_chart_of_changed_anchors(self):
+        """The roofline draws anchors.csv too: a newer one makes it stale, and so does one that is gone."""
+        self.fake_charts()
+        self.assertEqual([p.name for p in plots.chart_inputs("roofline", self.data / "report_data.csv")],
+                         ["report_data.csv", "anchors.csv"])
+        (self.data / "anchors.csv").write_text(ANCHORS_CSV.replace("40000", "41000"))
+        problems = plots.check_charts(self.root, "h200")
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("roofline.png:1: drawn from another anchors.csv than the one recorded now", problems[0])
+        (self.data / "anchors.csv").unlink()
+        self.assertIn("drawn from another anchors.csv", plots.check_charts(self.root, "h200")[0])
+
+    def test_a_record_from_before_the_anchors_were_keyed(self):
+        """A charts.json entry that hashed only the CSV cannot vouch for the anchors drawn beside it."""
+        self.fake_charts()
+        record = json.loads((self.data / "charts.json").read_text())
+        for entry in record["charts"].values():
+            entry["from_sha256"] = entry.pop("inputs")[entry["from"]]
+        (self.data / "charts.json").write_text(json.dumps(record))
+        problems = plots.check_charts(self.root, "h200")
+        self.assertEqual(len(problems), 1, problems)
+        self.assertIn("roofline.png:1: drawn from another anchors.csv", problems[0])
 
     def test_missing_record_chart_or_malformed_record(self):
         self.assertEqual(plots.check_charts(self.root, "h200"),
@@ -316,6 +340,8 @@ class TestRecordCharts(ChartSuite):
         self.assertEqual(sorted(record), ["roofline.png", "sweep.png"])
         self.assertEqual(record["roofline.png"]["sha256"],
                          hashlib.sha256((self.data / "roofline.png").read_bytes()).hexdigest())
+        self.assertEqual(sorted(record["roofline.png"]["inputs"]), ["anchors.csv", "report_data.csv"])
+        self.assertEqual(sorted(record["sweep.png"]["inputs"]), ["sweep.csv"])
         self.assertEqual(plots.check_charts(self.root, "h200"), [])
         first = (self.data / "roofline.png").read_bytes()
         plots.record_charts(self.root, "h200")
