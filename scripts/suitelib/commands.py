@@ -107,9 +107,12 @@ def cmd_bless(args):
         raise UsageError("bless: name runs to record, or --all")
     runs = all_runs(root) if args.all else [find_run(root, i) for i in args.ids]  # names first, then the GPU
     facts = running.require_gpu("bless")
-    gpu = args.gpu or facts.slug
+    gpu, bin_dir = args.gpu or facts.slug, args.bin_dir
+    if bin_dir is None:  # one parallel build of every program first, not one build a run
+        running.cmake_build(root, sorted({run.program.target for run in runs}))
+        bin_dir = running.default_bin_dir(root)
     for run in runs:
-        result = running.run_binary(running.binary_for(root, run.program, args.bin_dir), run.args)
+        result = running.run_binary(running.binary_for(root, run.program, bin_dir), run.args)
         if result["exit_code"] == EXIT_SKIP:
             raise SuiteError(f"bless: {run.id} exited 77 (no usable device); nothing recorded")
         path = run.transcript_path(gpu)
@@ -117,7 +120,7 @@ def cmd_bless(args):
         path.write_text(format_transcript(run, facts.name, facts.toolkit, result), encoding="utf-8")
         print(f"recorded {path.relative_to(root)} (exit {result['exit_code']})")
     if args.all:
-        bless_data(root, gpu, args.bin_dir)
+        bless_data(root, gpu, bin_dir)
     return EXIT_OK
 
 

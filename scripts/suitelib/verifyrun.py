@@ -27,7 +27,7 @@ from .model import data_recordings, lesson
 from .running import ctest_gpu, run_measured
 from .verify import (BUDGET_KEYS, build_tree, load_record, make_jobs, program_entry, run_jobs, write_record)
 
-SLOWEST_KEPT = 15  # the slowest parallel jobs the record names
+SLOWEST_KEPT = 40  # the slowest parallel jobs the record names
 
 
 class Clock:
@@ -51,12 +51,12 @@ class Clock:
         return round(time.monotonic() - self.t0, 1)
 
 
-def build_phase(root, progs, with_ctest):
-    """(native bin, sm_75 bin): built at once; the native tree builds everything CTest runs too."""
+def build_phase(root, progs):
+    """(native bin, sm_75 bin): built at once; the GPU CTest run uses the native tree's programs."""
     targets = [p.target for p in progs]
     anchor = ["cublas_sgemm"] if (Path(root) / "anchors" / "CMakeLists.txt").exists() else []
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        native = pool.submit(build_tree, root, "verify-native", "75;90", None if with_ctest else targets, anchor)
+        native = pool.submit(build_tree, root, "verify-native", "75;90", targets, anchor)
         sm75 = pool.submit(build_tree, root, "verify-sm75", "75", targets)
         return native.result(), sm75.result()
 
@@ -79,13 +79,19 @@ def speed_build(root, cats, name, tmp):
         return str(exc)
 
 
-def parallel_jobs(root, progs, native, ptx75, gpu, cats, speed_names, with_ctest, tmp):
-    """Every untimed job, the longest kinds first so none is left alone at the end."""
+def parallel_jobs(root, progs, native, ptx75, gpu, cats, speed_names, with_ctest, tmp, last=()):
+    """Every untimed job, the longest first so none is left alone at the end: those the last record
+    names among its slowest by their time then, the rest by kind."""
     jobs = make_jobs(root, progs, native, ptx75, gpu, cats)
     jobs += [(("speed-build", name, ""), speed_build, (root, cats, name, tmp)) for name in speed_names]
     if with_ctest:
         jobs.append((("ctest", "gpu", ""), ctest_gpu, (root, native.parent)))
-    return sorted(jobs, key=job_rank)
+    known = {j.get("job"): j.get("s", 0) for j in last if isinstance(j, dict)}
+    return sorted(jobs, key=lambda job: (-known.get(job_name(job[0]), -1), job_rank(job)))
+
+
+def job_name(key):
+    return " ".join(str(k) for k in key if k != "")
 
 
 JOB_ORDER = ("ctest", "sanitizer", "attempt", "speed-build", "mutant", "run", "repeat")
@@ -122,19 +128,23 @@ def merge_partial(record, old, progs, speed_names):
 
 def slowest(durations):
     top = sorted(durations.items(), key=lambda kv: -kv[1])[:SLOWEST_KEPT]
-    return [{"job": " ".join(str(k) for k in key if k != ""), "s": round(s, 1)} for key, s in top]
+    return [{"job": job_name(key), "s": round(s, 1)} for key, s in top]
 
 
 def run_verify(root, args, facts, gpu, progs, cats):
     """The whole verification; returns the record it wrote (verify.json and verify.md)."""
     clock = Clock()
+    # Every attempt and mutant is its own sm_75 binary whose PTX the driver compiles at its first run;
+    # a cache too small for them all (256 MiB by default) would compile some again at every run.
+    os.environ.setdefault("CUDA_CACHE_MAXSIZE", str(4 << 30))
     partial = bool(args.only)
     with_ctest = not args.no_ctest
     speed_names = [p.name for p in progs if not p.is_starter and p.name in cats and cats[p.name].speed]
-    native, ptx75 = clock.run("build", build_phase, root, progs, with_ctest)
+    native, ptx75 = clock.run("build", build_phase, root, progs)
     budget = clock.run("budget", budget_phase, progs, native)
+    last = (load_record(root, gpu) or {}).get("slowest_jobs", [])
     with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
-        jobs = parallel_jobs(root, progs, native, ptx75, gpu, cats, speed_names, with_ctest, tmp)
+        jobs = parallel_jobs(root, progs, native, ptx75, gpu, cats, speed_names, with_ctest, tmp, last)
         clock.progress(f"parallel: {len(jobs)} jobs on {max(1, (os.cpu_count() or 2) - 2)} workers")
         results, durations = clock.run("parallel", run_jobs, jobs, clock.t0 + args.deadline, clock.progress)
         # The speed exercises run alone, after every other GPU job: timings of a busy GPU decide nothing.

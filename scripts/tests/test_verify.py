@@ -425,10 +425,15 @@ class TestVerifyPhases(Scratch):
     """The parallel phase's order and the sanitizer options: what keeps verify within five minutes and
     lets memcheck see a read past one buffer."""
 
-    def jobs(self):
+    def jobs(self, last=()):
         from suitelib import catalogue
         progs, cats = programs(self.root), catalogue.load(self.root)
-        return verifyrun.parallel_jobs(self.root, progs, Path("n"), Path("p"), "h200", cats, [], True, "/tmp")
+        return verifyrun.parallel_jobs(self.root, progs, Path("n"), Path("p"), "h200", cats, [], True, "/tmp", last)
+
+    def test_the_last_records_slowest_jobs_start_first(self):
+        last = [{"job": "repeat lessons/demo.cu 3", "s": 500.0}, {"job": "sanitizer starter/demo.cu synccheck", "s": 90.0}]
+        names = [verifyrun.job_name(key) for key, _, _ in self.jobs(last)]
+        self.assertEqual(names[:3], ["repeat lessons/demo.cu 3", "sanitizer starter/demo.cu synccheck", "ctest gpu"])
 
     def test_long_jobs_first_and_starters_with_lessons(self):
         kinds = [key[0] for key, _, _ in self.jobs()]
@@ -454,4 +459,5 @@ class TestVerifyPhases(Scratch):
             counts = running.ctest_gpu(self.root, self.root / "build/verify-native")
         self.assertEqual([c[0] for c in seen], ["ctest"])
         self.assertIn("--test-dir", seen[0])
+        self.assertEqual(seen[0][seen[0].index("-L") + 1], "^(gpu|cli)$")
         self.assertEqual((counts["passed"], counts["failed"], counts["failed_tests"]), (1, 1, ["b"]))
