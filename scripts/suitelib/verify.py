@@ -7,6 +7,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, SuiteError, UsageError, read_text
 from . import catalogue, exercises
 from .anchors import anchor_problems, anchor_table
 from .catalogue import sanitizer_findings  # noqa: F401  (verify's jobs call it by this name)
-from .model import Program, lesson, programs
+from .model import Program, parse_regions, programs
 from .running import ctest_gpu, run_binary
 from .transcripts import mask, run_against_transcript
 
@@ -305,6 +306,40 @@ def sanitizer_options(tool, opts):
     return (MEMCHECK_PADDING if tool == "memcheck" else []) + list(opts)
 
 
+KERNEL_NAME = re.compile(r"__global__[^(]*?(\w+)\s*\(", re.S)
+LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)")
+
+
+def exercise_kernels(prog):
+    """The kernels a starter's exercise regions define (the one racecheck must instrument there),
+    or [] where a region defines none or more than one (then racecheck instruments every kernel).
+    Outside its exercise regions a starter is its lesson, byte for byte (the starters check): its
+    other kernels, and the host code that launches them, are the lesson's, which the lesson's own
+    racecheck covers."""
+    regions, _ = parse_regions(prog.rel, prog.text)
+    lines = prog.text.splitlines()
+    names = []
+    for r in regions:
+        if r.kind != "exercise":
+            continue
+        body = "\n".join(lines[r.open_line:r.close_line - 1])
+        found = KERNEL_NAME.findall(LAUNCH_BOUNDS.sub("", body))
+        if not found:
+            return []
+        names += found
+    return names if len(names) == 1 else []
+
+
+def sanitized(binary, args, tool, options, only=()):
+    """sanitizer_findings; for a starter's racecheck, only its exercise's kernel is instrumented
+    (every kernel where the tool does not take the filter: no summary is never a pass)."""
+    if tool == "racecheck" and only:
+        findings, text = sanitizer_findings(binary, args, tool, list(options) + ["--kernel-name", f"kns={only[0]}"])
+        if findings is not None:
+            return findings, text
+    return sanitizer_findings(binary, args, tool, options)
+
+
 def repeats(prog):
     return 2 if prog.is_starter else REPEAT_RUNS
 
@@ -313,7 +348,8 @@ def make_jobs(root, progs, native, ptx75, gpu, cats):
     jobs = []
     for p in progs:
         opts, sargs = p.sanitize_spec()
-        jobs += [(("sanitizer", p.rel, t), sanitizer_findings, (native / p.target, sargs, t, sanitizer_options(t, opts)))
+        only = exercise_kernels(p) if p.is_starter else []
+        jobs += [(("sanitizer", p.rel, t), sanitized, (native / p.target, sargs, t, sanitizer_options(t, opts), only))
                  for t in SANITIZERS]
         jobs += [(("run", p.rel, r.id), job_run, (native, ptx75, p, r, gpu)) for r in p.runs()]
         jobs += [(("repeat", p.rel, i), job_repeat, (native, p)) for i in range(repeats(p))]

@@ -461,3 +461,31 @@ class TestVerifyPhases(Scratch):
         self.assertIn("--test-dir", seen[0])
         self.assertEqual(seen[0][seen[0].index("-L") + 1], "^(gpu|cli)$")
         self.assertEqual((counts["passed"], counts["failed"], counts["failed_tests"]), (1, 1, ["b"]))
+
+
+class TestStarterRacecheck(Scratch):
+    """A starter's racecheck instruments only the kernel its exercise region defines; a lesson's, every kernel."""
+
+    def test_the_kernel_of_an_exercise_region(self):
+        from suitelib.model import Program
+        text = ("// exercise: k\ntemplate <int B>\n__global__ void __launch_bounds__(B * (2 + 1))\n"
+                "    tiled(float* c) { c[0] = 1; }\n// end exercise\n")
+        path = self.root / "starter" / "k.cu"
+        path.write_text(text)
+        self.assertEqual(verify.exercise_kernels(Program(self.root, path)), ["tiled"])
+        path.write_text(text + "// exercise: host\nvoid wrapper() {}\n// end exercise\n")
+        self.assertEqual(verify.exercise_kernels(Program(self.root, path)), [])  # a host region: every kernel
+
+    def test_filtered_racecheck_falls_back_to_every_kernel(self):
+        from helpers import patched
+        calls = []
+
+        def fake(binary, args, tool, options=()):
+            calls.append(list(options))
+            return (None, "unknown option") if "--kernel-name" in options else (0, "")
+        with patched(verify, "sanitizer_findings", fake):
+            self.assertEqual(verify.sanitized("b", [], "racecheck", [], ["tiled"]), (0, ""))
+            self.assertEqual(calls, [["--kernel-name", "kns=tiled"], []])
+            calls.clear()
+            verify.sanitized("b", [], "memcheck", [], ["tiled"])
+            self.assertEqual(calls, [[]])
