@@ -1,6 +1,6 @@
 """Every subcommand of the tool (cmd_*), one place: each only glues the modules below together.
 Layers, bottom up: model; transcripts, running, figures, celink; catalogue, docs, anchors, plots;
-generate, checks, exercises, verify; commands; cli (argparse and main)."""
+generate, checks, judge, pane, panerecord, speed, exercises, verify; commands; cli (argparse and main)."""
 
 import concurrent.futures
 import datetime
@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, EXIT_SKIP, SuiteError, UsageError
-from . import catalogue, checks, docs, exercises, generate, plots, running
+from . import catalogue, checks, docs, exercises, generate, plots, running, speed
 from .anchors import measure_anchors
 from .model import Program, all_runs, data_recordings, find_lesson_run, find_run, lesson, programs, resolve_source
 from .running import ctest_gpu, require_gpu, run_measured
@@ -272,7 +272,7 @@ def cmd_verify(args):
               "budget": BUDGET, "programs": entries, "student_attempts": attempts}
     # The speed exercises run alone, after every other GPU job: timings of a busy GPU decide nothing.
     lesson_names = [p.name for p in progs if not p.is_starter]
-    record["exercise_speed"] = exercises.speed_phase(root, cats, lesson_names, progress)
+    record["exercise_speed"] = speed.speed_phase(root, cats, lesson_names, progress)
     old = load_record(root, gpu) if args.only else None
     if old:  # merge a partial run into the record: what it did not re-verify keeps its old hashes
         record["files"] = dict(old.get("files", {}))

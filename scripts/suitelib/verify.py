@@ -12,14 +12,14 @@ import time
 from pathlib import Path
 
 from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, SuiteError, UsageError, read_text
-from . import catalogue, exercises
+from . import catalogue, exercises, panerecord, speed
 from .anchors import anchor_problems, anchor_table
 from .catalogue import sanitizer_findings  # noqa: F401  (verify's jobs call it by this name)
 from .model import Program, lesson, programs
 from .running import ctest_gpu, run_binary
 from .transcripts import mask, run_against_transcript
 
-BUDGET = exercises.BUDGET  # Compiler Explorer's budget; exercises decides from it which runs fit
+BUDGET = panerecord.BUDGET  # Compiler Explorer's budget; panerecord decides from it which runs fit
 BUDGET_KEYS = ("wall_s_1core", "cpu_s_1core", "peak_rss_mib", "output_bytes")
 REPEAT_RUNS = 10
 SANITIZERS = ("memcheck", "racecheck", "initcheck", "synccheck")
@@ -169,7 +169,7 @@ def check_verify_record(root, gpu=DEFAULT_GPU):
     if record is None:
         return [f"{rel}:1: missing: run 'scripts/suite.py verify' on the GPU"]
     return (_program_problems(root, record, rel, cats) + _attempt_problems(root, record, rel, cats)
-            + exercises.speed_problems(record, cats, rel)
+            + speed.speed_problems(record, cats, rel)
             + _file_problems(root, record, rel, gpu) + _ctest_problems(record, rel) + anchor_problems(root, record, rel))
 
 
@@ -338,7 +338,7 @@ def select_programs(root, only):
 
 
 def speed_table(entries):
-    """The speed phase's measurements, judged by today's rule (exercises.speed_outcome), as check does."""
+    """The speed phase's measurements, judged by today's rule (speed.speed_outcome), as check does."""
     rows = ["| lesson | region | run | slow reference / solution | bar (today's rule) | spread | "
             "correct attempts (ratio: outcome) |", "|---|---|---|---|---|---|---|"]
     for e in entries:
@@ -346,9 +346,9 @@ def speed_table(entries):
             rows.append(f"| {e.get('lesson')} | {e.get('region')} | {e.get('run')} | not timed | | | {e['error'][:120]} |")
             continue
         W, spread = e.get("slow_ratio") or 0.0, e.get("spread") or float("inf")
-        tried = "; ".join(f"{a['name']} {a.get('ratio')}: {exercises.speed_outcome(a.get('ratio') or 0.0, W, spread)[0]}"
+        tried = "; ".join(f"{a['name']} {a.get('ratio')}: {speed.speed_outcome(a.get('ratio') or 0.0, W, spread)[0]}"
                           for a in e.get("attempts", []))
-        bar = exercises.speed_outcome(1.0, W, spread)[1]
+        bar = speed.speed_outcome(1.0, W, spread)[1]
         rows.append(f"| {e['lesson']} | {e['region']} | {e['run']} | {e.get('slow_ratio')} | {bar:.4f} | "
                     f"{e.get('spread')} | {tried} |")
     return "\n".join(rows) + "\n"

@@ -128,7 +128,7 @@ def fake_build(prog, text, tmp):
 
 
 class TestAttemptRunner(CatalogueScratch):
-    """Attempts are judged by the student's own function (exercises.judge_runs) over every recorded run."""
+    """Attempts are judged by the student's own function (judge.judge_runs) over every recorded run."""
 
     def judge_all(self):
         cat = catalogue.load(self.root)["demo"]
@@ -300,7 +300,7 @@ class TestRealSpeedRules(unittest.TestCase):
 
     def test_figures_are_found_in_the_recordings(self):
         from helpers import REPO
-        from suitelib import exercises
+        from suitelib import speed as speedlib
         from suitelib.model import find_lesson_run
         from suitelib.transcripts import parse_transcript
         cats = catalogue.load(REPO)
@@ -311,7 +311,7 @@ class TestRealSpeedRules(unittest.TestCase):
                 run = find_lesson_run(REPO, name, speed.args)
                 out = parse_transcript(run.transcript_path("h200"))["stdout"]
                 filled = re.sub(r"\[(MS|GFLOPS|VAR)\]", "1.25", out)
-                self.assertEqual(exercises.figure_of(filled, speed), 1.25)
+                self.assertEqual(speedlib.figure_of(filled, speed), 1.25)
                 lesson_text = resolve_source(REPO, name).text
                 slow = catalogue.replace_region(lesson_text, speed.region, speed.slow)
                 self.assertIn(speed.slow.strip(), slow)

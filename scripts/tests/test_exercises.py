@@ -9,8 +9,9 @@ import unittest
 from pathlib import Path
 
 from helpers import REPO, Scratch, no_gpu, patched
-from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, SuiteError, catalogue, celink, exercises, running
-from suitelib.exercises import speed_decision, verdict
+from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, SuiteError, catalogue, celink, running, speed
+from suitelib.judge import verdict
+from suitelib.speed import speed_decision
 from suitelib.transcripts import parse_transcript
 
 LESSON_OUT = "GPU: NVIDIA H200 (compute capability 9.0)\n[device] 132 SMs\nnote: the lesson's words\nanswer 42\nk 1.5 ms\n"
@@ -304,9 +305,9 @@ class TestSpeedDecision(unittest.TestCase):
     def test_messages_say_what_to_look_at(self):
         spec = catalogue.Speed(SPEED)
         sol, slow = [1.0] * 5, [3.0] * 5
-        self.assertIn("Look at: the loop", exercises.speed_message(speed_decision(slow, sol, slow), spec))
+        self.assertIn("Look at: the loop", speed.speed_message(speed_decision(slow, sol, slow), spec))
         self.assertIn("inconclusive: re-run on an idle GPU",
-                      exercises.speed_message(speed_decision(sol, sol, [1.0] * 5), spec))
+                      speed.speed_message(speed_decision(sol, sol, [1.0] * 5), spec))
 
 
 def fake_speed_build(prog, text, tmp):
@@ -360,17 +361,17 @@ class TestSpeedCheck(ExerciseScratch):
             calls.append(Path(path).name)
             return {"exit_code": 0, "stdout": "k 2 ms\n" if Path(path).name != "b" else "no figure\n", "stderr": ""}
         spec = catalogue.Speed(dict(SPEED, rounds=3))
-        figures = exercises.time_rounds([("a", "a"), ("c", "c")], [], spec, runner)
+        figures = speed.time_rounds([("a", "a"), ("c", "c")], [], spec, runner)
         self.assertEqual(calls, ["a", "c", "c", "a", "a", "c"])
         self.assertEqual(figures, {"a": [2.0] * 3, "c": [2.0] * 3})
         with self.assertRaisesRegex(SuiteError, "speed: b .* printed no figure"):
-            exercises.time_rounds([("a", "a"), ("b", "b")], [], spec, runner)
+            speed.time_rounds([("a", "a"), ("b", "b")], [], spec, runner)
 
     def test_figure_after_a_section_line(self):
         spec = catalogue.Speed(dict(SPEED, figure=r"time: median (\S+) ms", after=r"^Step 3 "))
         out = "Step 1\n  time: median 9.0 ms\nStep 3 - x\n  check\n  time: median 2.5 ms\nStep 4\n  time: median 1.0 ms\n"
-        self.assertEqual(exercises.figure_of(out, spec), 2.5)
-        self.assertIsNone(exercises.figure_of("Step 1\n  time: median 9.0 ms\n", spec))
+        self.assertEqual(speed.figure_of(out, spec), 2.5)
+        self.assertIsNone(speed.figure_of("Step 1\n  time: median 9.0 ms\n", spec))
 
 
 class TestExerciseVerdictOnRealTranscripts(unittest.TestCase):
