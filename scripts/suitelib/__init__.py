@@ -4,7 +4,7 @@ Modules: model (lessons, runs, markers, header), transcripts (format, parse, mas
 comparison), running (binaries, GPU facts), generate (the one plan of what `sync` writes; `check`
 diffs against it), checks (static checks), docs (pages, snippets, links), figures (page figures
 from records), exercises (start, check, the attempts), judge (the verdict over every run), pane
-(reading a pane), panerecord (the runs a pane route has left), speed (where speed is the point),
+(reading saved output and Compiler Explorer panes), panerecord (the runs a pane route has left), speed (where speed is the point),
 catalogue (mutants and student attempts), verify (the GPU record), anchors (cuBLAS ratios), plots (matplotlib), cli (argparse).
 
 Exit codes, one table for the whole tool: 0 success, 1 a check or run failed (a finding),

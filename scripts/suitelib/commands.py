@@ -15,7 +15,8 @@ from . import catalogue, checks, docs, exercises, generate, plots, running, spee
 from .anchors import measure_anchors
 from .model import Program, all_runs, data_recordings, find_lesson_run, find_run, lesson, programs, resolve_source
 from .running import ctest_gpu, require_gpu, run_measured
-from .transcripts import compare, format_transcript, parse_transcript, read_pasted, run_against_transcript, staleness
+from .pane import read_pasted
+from .transcripts import compare, format_transcript, parse_transcript, run_against_transcript, staleness
 from .verify import (BUDGET, BUDGET_KEYS, build_tree, check_verify_record, load_record, make_jobs, program_entry,
                      record_ctest_only, resume_selection, run_jobs, select_programs, verify_table, write_record)
 
@@ -102,7 +103,7 @@ def cmd_compare(args):
 
 def pasted_result(args, expected):
     """(result, notes): the output the user saved; what it does not give is taken as recorded, and said.
-    The pane reader itself is transcripts.read_pasted (exercise check --pane uses it too)."""
+    The pane reader itself is pane.read_pasted (exercise check --pane uses it too)."""
     return read_pasted(args.stdout, args.stderr, args.exit_code, expected)
 
 

@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 
 from helpers import REPO, SCRIPTS, Scratch, no_gpu, patched
-from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, cli, commands, transcripts
+from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, cli, commands, pane
 
 H200_OUT = "GPU: NVIDIA H200 (compute capability 9.0)\n[device] 132 SMs, 60 MiB L2\nanswer 42\nk 1.5 ms  40 regs\n"
 T4_OUT = "GPU: Tesla T4 (compute capability 7.5)\n[device] 40 SMs, 4 MiB L2\nanswer 42\nk 9.25 ms  64 regs\n"
@@ -268,12 +268,12 @@ class TestCompare(Scratch):
         path = self.root / "big.txt"
         with open(path, "wb") as f:
             f.truncate(5 * 2**20)  # sparse: costs no disk
-        real = transcripts.read_text
+        real = pane.read_text
 
         def reader(where, *rest):
             self.assertNotEqual(Path(where), path, "read a refused file")
             return real(where, *rest)
-        with patched(transcripts, "read_text", reader):
+        with patched(pane, "read_text", reader):
             status, _, err = self.main("compare", "demo", "--stdout", str(path))
         self.assertOneLineError(status, err, EXIT_USAGE)
         self.assertIn("5.0 MiB is more than any lesson prints", err)
@@ -290,9 +290,9 @@ class TestCompare(Scratch):
 
     def test_the_pane_reader_keeps_its_shape(self):
         """commands.pasted_result and split_compiler_explorer: the names exercise check --pane relies on."""
-        self.assertEqual(transcripts.split_compiler_explorer("Program returned: 1\nProgram stdout\na\nProgram stderr\nb\n"),
+        self.assertEqual(pane.split_compiler_explorer("Program returned: 1\nProgram stdout\na\nProgram stderr\nb\n"),
                          ("a\n", "b\n", 1))
-        self.assertIsNone(transcripts.split_compiler_explorer("answer 42\n"))
+        self.assertIsNone(pane.split_compiler_explorer("answer 42\n"))
         (self.root / "out.txt").write_text("Program stdout\nanswer 42\n")
         args = type("Args", (), {"stdout": self.root / "out.txt", "stderr": None, "exit_code": None})
         result, notes = commands.pasted_result(args, {"stderr": "", "exit_code": 0})
