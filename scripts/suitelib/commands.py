@@ -216,13 +216,22 @@ def cmd_ce_link(args):
 
 
 def cmd_exercise(args):
-    """Start an exercise from a starter, or check your exercise by what it does (on a GPU, or from a pasted
-    Compiler Explorer output pane with --pane)."""
+    """Start an exercise from a starter, or check your exercise by what it does: on a GPU, or from
+    Compiler Explorer executor panes saved whole (--pane FILE [--args '...'], one per run)."""
+    panes = [list(p) for p in args.panes]
+    loose = [a for a in [args.args] + (getattr(args, "extra_args", None) or []) if a is not None]
     if args.action == "start":
+        if panes or loose:
+            raise UsageError("exercise start takes no --pane or --args (they belong to exercise check)")
         return exercises.start(args.root, args.name, args.force)
-    if args.pane is not None:  # read as `compare` reads a pane; judged by the exercise's rules
-        return exercises.check_pane(args.root, args.name, args.pane, args.args, args.gpu)
-    if args.args is not None:
+    if panes:  # read as `compare` reads a pane; judged by the exercise's rules
+        if len(loose) == 1 and len(panes) == 1 and panes[0][1] is None:
+            panes[0][1] = loose[0]  # --args before its only --pane
+        elif loose:
+            raise UsageError(f"--args {loose[0]!r} belongs to no --pane: with several panes, give each pane's "
+                             f"--args right after it (--pane A --args '...' --pane B)")
+        return exercises.check_panes(args.root, args.name, [tuple(p) for p in panes], args.gpu)
+    if loose:
         raise UsageError("exercise check: --args picks the recorded run of a --pane; on a GPU every run is judged")
     return exercises.check(args.root, args.name, args.bin_dir, args.gpu)
 

@@ -1,37 +1,34 @@
 """The student's loop and its one verdict.
 
-`exercise start` copies a starter into exercises/ (never over work, never into the suite's own files).
-`exercise check` judges the student's program by what it does, over EVERY run the lesson records: at
-each Run: line it must exit as the lesson does and print the LESSON transcript's result lines
-(measurements and device facts masked, the catalogue's student-worded lines dropped on both sides).
-The catalogue's student attempts are judged by the same function over the same runs (judge.judge_runs).
-Where speed is the point (the catalogue's "speed" rule), a GPU check then times the student's kernel
-against the lesson's own and a slow reference (speed.py).
-Without a GPU the same verdict comes from a pasted Compiler Explorer output pane, one run per pane
-(check_pane; pane.py reads it, panerecord.py lists the runs still unjudged and how to produce each).
+`exercise start` copies a starter into exercises/ (never over work, never through a symbolic link,
+never outside exercises/). `exercise check` judges the student's program by what it does, over EVERY
+run the lesson records: at each Run: line it must exit as the lesson does and print the LESSON
+transcript's result lines (measurements and device facts masked, the catalogue's student-worded
+lines dropped on both sides; judge.py). On a GPU it then runs compute-sanitizer (sanitize.py) and,
+where speed is the point, times the student's kernel (speed.py). The catalogue's student attempts
+are judged by the same functions (run_attempt).
+Without a GPU the same verdict comes from Compiler Explorer's executor panes, one run per pane
+(check_panes; pane.py reads them; panerecord.py remembers the runs passed and says what is left).
 """
 
+import os
 import shlex
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 
-from . import EXIT_FAIL, EXIT_OK, EXIT_SKIP, SuiteError, UsageError, read_text
-from . import catalogue, running
-from .judge import (decided, expected_of, first_difference, judge_runs, lesson_runs, report, run_label, speed_of,
-                    verdict, worded_of)
-from .model import find_lesson_run, lesson
+from . import EXIT_FAIL, EXIT_OK, EXIT_SKIP, SuiteError, UsageError, read_text, write_file
+from . import catalogue, panerecord, running, sanitize
+from .judge import (decided, exercise_lesson, exit_hint, expected_of, first_difference, judge_runs, lesson_runs,
+                    report, run_label, speed_of, verdict, which_run, worded_of)
+from .model import Program, find_lesson_run, lesson
 from .pane import read_pane
-from .panerecord import unjudged
 from .speed import speed_check
-
 
 PROTECTED = ("lessons", "starter", "common", "expected")
 
 
 # --- exercise start -------------------------------------------------------------------------
-
 def protected_target(root, target):
     """The suite folder a target resolves into (symlinks followed), or None."""
     resolved = Path(target).resolve()
@@ -44,26 +41,46 @@ def protected_target(root, target):
     return None
 
 
+def refuse_links(root, name):
+    """exercises/ and exercises/NAME.cu must not be symbolic links: everything the tool writes for a
+    student stays inside a real exercises/ folder of this checkout (UsageError otherwise)."""
+    folder, target = Path(root) / "exercises", Path(root) / "exercises" / (name + ".cu")
+    if os.path.islink(folder):
+        raise UsageError(f"exercises/ is a symbolic link (to {os.readlink(folder)}): the tool writes only inside a "
+                         f"real exercises/ folder of this checkout (make it a folder, then start again)")
+    if os.path.islink(target):
+        inside = protected_target(root, target)
+        where = f", inside {inside}/" if inside else ""
+        raise UsageError(f"exercises/{name}.cu is a symbolic link to {os.readlink(target)}{where}: refusing to "
+                         f"write through it (remove the link, then start again)")
+
+
 def start(root, name, force):
-    les, starter = lesson(root, name), lesson(root, name, starter=True)
+    les = exercise_lesson(root, name)
+    starter = lesson(root, name, starter=True)
     target = Path(root) / "exercises" / (name + ".cu")
-    inside = protected_target(root, target)
-    if inside:
-        raise UsageError(f"exercises/{name}.cu resolves to {target.resolve()}, inside {inside}/: refusing to "
-                         f"write there (remove the link, then start again)")
-    if (target.exists() or target.is_symlink()) and not force:
+    refuse_links(root, name)
+    if target.exists() and not force:
         raise SuiteError(f"exercises/{name}.cu already exists; not overwriting your work "
                          f"(add --force to replace it with a fresh copy of the starter)")
     target.parent.mkdir(exist_ok=True)
-    shutil.copyfile(starter.path, target)
+    write_file(target, starter.path.read_bytes(), "the exercise file")
     print(f"copied {starter.rel} to exercises/{name}.cu (lesson: {les.rel}); edit the '// exercise:' "
           f"regions, then: scripts/suite.py exercise check {name}  (no GPU: scripts/suite.py exercise check "
-          f"{name} --pane FILE, with FILE Compiler Explorer's output pane)")
+          f"{name} --pane FILE, with FILE Compiler Explorer's executor pane saved whole)")
     return EXIT_OK
 
 
-# --- exercise check on a GPU ----------------------------------------------------------------
+def exercise_file(root, name):
+    """exercises/NAME.cu as a Program; UsageError when it does not exist."""
+    path = Path(root) / "exercises" / (name + ".cu")
+    if not path.is_file():
+        raise UsageError(f"exercise: exercises/{name}.cu does not exist; start it with "
+                         f"'scripts/suite.py exercise start {name}'")
+    return Program(root, path)
 
+
+# --- exercise check on a GPU ----------------------------------------------------------------
 def exercise_binary(root, name, bin_dir):
     target = name + "_exercise"
     if bin_dir is not None:
@@ -82,8 +99,8 @@ def exercise_binary(root, name, bin_dir):
 
 
 def pane_route(name):
-    return (f"run it on Compiler Explorer (scripts/suite.py ce-link exercises/{name}.cu), save the whole output "
-            f"pane to a file and check it with: scripts/suite.py exercise check {name} --pane FILE")
+    return (f"run it on Compiler Explorer (scripts/suite.py ce-link exercises/{name}.cu), save the executor pane "
+            f"whole to a file and check it with: scripts/suite.py exercise check {name} --pane FILE")
 
 
 def no_gpu(name, result=None):
@@ -96,12 +113,9 @@ def no_gpu(name, result=None):
 
 
 def check(root, name, bin_dir, gpu):
-    lesson(root, name, starter=True)  # an exercise exists only for a lesson with a starter
+    les = exercise_lesson(root, name)
     lesson_runs(root, name)
-    path = Path(root) / "exercises" / (name + ".cu")
-    if not path.exists():
-        raise UsageError(f"exercise: exercises/{name}.cu does not exist; start it with "
-                         f"'scripts/suite.py exercise start {name}'")
+    source = exercise_file(root, name)
     facts = running.detect_gpu()
     folder = running.transcript_gpu(root, gpu, facts)
     if bin_dir is None and facts is None:
@@ -114,80 +128,120 @@ def check(root, name, bin_dir, gpu):
     print("\n".join(report(judged)))
     if not all(cmp.ok for _, _, cmp in judged):
         return EXIT_FAIL
+    text = read_text(source.path, "exercise")
+    clean, lines = sanitize.judge(binary, les, les.text, text)
+    print("\n".join(lines))
+    if clean is False:
+        print("Not there yet: compute-sanitizer found what no recorded output shows (see above).")
+        return EXIT_FAIL
     speed = speed_of(root, name)
     if speed is not None:
         if facts is None:
             print(f"skipped: speed is the point of '{speed.region}' and it is judged only where a GPU is "
                   f"detected (nvidia-smi found none)", file=sys.stderr)
             return EXIT_SKIP
-        outcome, lines = speed_check(root, name, read_text(path, "exercise"), speed)
+        outcome, lines = speed_check(root, name, text, speed)
         print("\n".join(lines))
         if outcome != "passed":
             return EXIT_FAIL
     print("Congratulations: your exercise behaves like the lesson at every recorded run"
-          + (" and its kernel is as fast as the design asks." if speed else "."))
+          + (", compute-sanitizer found nothing" if clean else "")
+          + (" and its kernel is as fast as the design asks." if speed else ".")
+          + ("" if clean else " Not run here: the sanitizer checks above (no compute-sanitizer)."))
     return EXIT_OK
 
 
-# --- the same verdict from a pasted Compiler Explorer pane ----------------------------------
-
-def check_pane(root, name, pane, args_text, gpu):
-    """Judge one pasted Compiler Explorer output pane of the run whose arguments are args_text."""
-    lesson(root, name, starter=True)
+# --- the same verdict from Compiler Explorer's executor panes --------------------------------
+def pane_runs(root, name, panes):
+    """[(pane path, run)] for the --pane files and the --args each was given; UsageError for args
+    that name no recorded run, or two panes of one run (several panes are judged together)."""
     runs = lesson_runs(root, name)
-    try:
-        argv = None if args_text is None else shlex.split(args_text)
-    except ValueError as exc:
-        raise UsageError(f"--args {args_text!r}: cannot split it into arguments ({exc})")
-    run = runs[0] if argv is None else find_lesson_run(root, name, argv)
-    folder = running.transcript_gpu(root, gpu, None)
-    expected = expected_of(root, run, folder)
-    result, notes = read_pane(pane, expected)
-    cmp = verdict(expected, result, worded_of(root, name), run_label(run))
-    for note in notes + cmp.notes:
-        print("note: " + note)
-    lines = [first_difference(run, cmp)]
+    picked, seen = [], {}
+    for path, args_text in panes:
+        try:
+            argv = None if args_text is None else shlex.split(args_text)
+        except ValueError as exc:
+            raise UsageError(f"--args {args_text!r}: cannot split it into arguments ({exc})")
+        run = runs[0] if argv is None else find_lesson_run(root, name, argv)
+        if run.id in seen:
+            raise UsageError(f"--pane {seen[run.id]} and --pane {path} are both for the run {run.command()}: give "
+                             f"one pane per run (each --pane takes the --args that follow it)")
+        seen[run.id] = path
+        picked.append((path, run))
+    return picked
+
+
+def judge_pane(root, name, path, run, result, folder):
+    """(passed, lines) of one pane against its run, by the exercise rules."""
+    cmp = verdict(expected_of(root, run, folder), result, worded_of(root, name), run_label(run))
+    lines = [f"--- pane {path}, judged as {run_label(run)}:"] + ["note: " + n for n in cmp.notes]
+    lines.append(first_difference(run, cmp))
     if not cmp.ok:
-        lines += ["", f"Not there yet at {run.command()}:"] + ["- " + p for p in cmp.problems]
+        named = which_run(root, name, result, run, folder)
+        lines += ([named] if named else []) + [f"Not there yet at {run.command()}:"] + exit_hint(result)
+        lines += ["- " + p for p in cmp.problems]
     lines.append("What decided: " + cmp.decided())
-    speed = speed_of(root, name)
-    if speed is not None:
-        lines.append(f"speed: not judged from a pasted pane (speed is the point of '{speed.region}': "
-                     f"scripts/suite.py exercise check {name} on a machine with a GPU judges it)")
-    rest = unjudged(root, name, run)
-    if rest:
-        lines += ["", f"Not judged by this pane: {len(runs) - 1} of the {len(runs)} recorded runs (the exercise "
-                      f"passes only when every run does; one pane per run):"] + rest
-        if cmp.ok:
-            lines += ["", f"Verdict: this pane's run passed; the exercise is done when the other "
-                          f"{len(runs) - 1} pass too."]
-    else:
-        lines.append("This is the lesson's only recorded run.")
+    return cmp.ok, lines
+
+
+def check_panes(root, name, panes, gpu):
+    """Judge Compiler Explorer executor panes [(path, args text)], one run each, together: every pane
+    is read (and refused in one line) before any is judged; passed runs are remembered for the
+    exercise file's source key; the verdict lists the runs still to pass, or says every run a pane
+    can judge has passed and names what only a GPU can judge."""
+    exercise_lesson(root, name)
+    picked = pane_runs(root, name, panes)
+    source = exercise_file(root, name)
+    text, key = read_text(source.path, "exercise"), source.source_key()
+    folder = running.transcript_gpu(root, gpu, None)
+    results = [(path, run, read_pane(path)) for path, run in picked]
+    passed, forgotten = panerecord.load_passes(root, name, key)
+    lines, ok = ([f"note: {forgotten}"] if forgotten else []), True
+    for path, run, result in results:
+        good, said = judge_pane(root, name, path, run, result, folder)
+        lines += said
+        ok = ok and good
+        if good:
+            passed[run.id] = panerecord.pass_entry(path)
+        else:
+            passed.pop(run.id, None)  # the latest pane of a run decides
+    panerecord.save_passes(root, name, key, passed)
+    lines += ["", f"Recorded for exercises/{name}.cu (source key {key[:12]}...; a pane cannot show its source, so "
+                  f"paste panes of this file only) in exercises/{panerecord.record_path(root, name).name}."]
+    lines += panerecord.status(root, name, passed, text)
     print("\n".join(lines))
-    return EXIT_OK if cmp.ok else EXIT_FAIL
+    return EXIT_OK if ok else EXIT_FAIL
 
 
-# --- the catalogue's student attempts, judged by the student's function ----------------------
-
+# --- the catalogue's student attempts, judged by the student's functions ---------------------
 def attempt_entry_ok(entry):
     return entry.get("accepted") is (entry.get("kind") == "correct")
 
 
 def run_attempt(root, attempt, gpu, worded):
-    """Build one attempt with the lesson's Build line (once), judge it over every recorded run; record entry."""
+    """Build one attempt with the lesson's Build line (once), judge it over every recorded run and,
+    where every run passed, by the exercise's sanitizer checks; return its record entry."""
     entry = {"lesson": attempt.lesson, "region": attempt.region, "name": attempt.name, "kind": attempt.kind,
              "runs": [run.id for run in lesson_runs(root, attempt.lesson)]}
     les = lesson(root, attempt.lesson)
+    text = attempt.apply(catalogue.base_program(root, attempt).text)
     with tempfile.TemporaryDirectory(prefix="suite-attempt-") as tmp:
-        binary, failure = catalogue.build_in_scratch(les, attempt.apply(catalogue.base_program(root, attempt).text), tmp)
+        binary, failure = catalogue.build_in_scratch(les, text, tmp)
         if binary is None:
             entry.update(accepted=False, outcome=failure)
             return entry
         judged = judge_runs(root, attempt.lesson, gpu, worded, lambda args: running.run_binary(binary, args))
-    failed = [(run, cmp) for run, _, cmp in judged if not cmp.ok]
-    entry["accepted"] = not failed
-    entry["outcome"] = ("accepted: " + decided(judged)) if not failed else \
-        (f"rejected at {failed[0][0].id}: " + failed[0][1].problems[0].splitlines()[0])[:300]
+        failed = [(run, cmp) for run, _, cmp in judged if not cmp.ok]
+        if not failed:
+            clean, said = sanitize.judge(binary, les, les.text, text)
+            entry["sanitizer"] = said
+    entry["accepted"] = not failed and clean is not False
+    if failed:
+        entry["outcome"] = (f"rejected at {failed[0][0].id}: " + failed[0][1].problems[0].splitlines()[0])[:300]
+    elif clean is False:
+        entry["outcome"] = ("rejected by compute-sanitizer: " + next(s for s in said if "FAILED" in s))[:300]
+    else:
+        entry["outcome"] = ("accepted: " + decided(judged) + ("" if clean else "; sanitizer checks not run"))[:300]
     return entry
 
 

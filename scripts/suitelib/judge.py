@@ -3,12 +3,27 @@ masked, the catalogue's student-worded lines dropped), and every recorded run of
 by the same function (judge_runs), for a student's exercise and a catalogue attempt alike.
 """
 
+import re
 from pathlib import Path
 
-from . import EXIT_FAIL, UsageError
+from . import EXIT_FAIL, SuiteError, UsageError
 from . import catalogue
 from .model import lesson
 from .transcripts import compare, parse_transcript
+
+# How a starter (or a gate) says what is left: the first such line is shown beside an exit 1, so
+# a diff cut at 20 lines never hides it.
+LEFT_TO_WRITE = re.compile(r"^\s*(?:Left to write|[Ww]hat is left)\b")
+GATE_LINE = re.compile(r"^\s*GATE:")
+
+
+def exercise_lesson(root, name):
+    """The lesson of exercise NAME (one with a starter), with the same words for every exercise command."""
+    if not (Path(root) / "starter" / (name + ".cu")).is_file() or not (Path(root) / "lessons" / (name + ".cu")).is_file():
+        have = sorted(p.stem for p in (Path(root) / "starter").glob("*.cu") if (Path(root) / "lessons" / p.name).is_file())
+        raise UsageError(f"no exercise called {name!r}: an exercise is a lesson with a starter "
+                         f"(have: {', '.join(have) or 'none'})")
+    return lesson(root, name)
 
 
 def lesson_runs(root, name):
@@ -75,10 +90,22 @@ def report(judged):
     lines += ["", f"Not there yet: {len(failed)} of {len(judged)} recorded runs differ from the lesson."]
     for run, result, cmp in failed:
         lines.append(f"--- {run_label(run)} (recorded as expected/.../{run.id}.txt):")
-        if result["exit_code"] == EXIT_FAIL:
-            lines.append("- exit 1: a gate failed or something is left to write (see GATE: / the stderr lines)")
-        lines += ["- " + p for p in cmp.problems]
+        lines += exit_hint(result) + ["- " + p for p in cmp.problems]
     return lines + ["", "What decided: " + decided(judged)]
+
+
+def exit_hint(result):
+    """What an exit 1 means, and the program's own line saying what is left (or its first GATE line)."""
+    if result["exit_code"] != EXIT_FAIL:
+        return []
+    lines = ["- exit 1: a gate failed or something is left to write (see GATE: / the stderr lines)"]
+    printed = (result.get("stdout") or "").splitlines() + (result.get("stderr") or "").splitlines()
+    said = next((ln for ln in printed if LEFT_TO_WRITE.match(ln)), None) or \
+        next((ln for ln in printed if GATE_LINE.match(ln)), None)
+    if said:
+        said = said.strip()
+        lines.append("- your program says: " + (said if len(said) <= 400 else said[:400] + "..."))
+    return lines
 
 
 def worded_of(root, name):
@@ -89,3 +116,39 @@ def worded_of(root, name):
 def speed_of(root, name):
     cats = catalogue.load(root)
     return cats[name].speed if name in cats else None
+
+
+def all_recorded_runs(root, gpu):
+    """[(lesson name, run, parsed transcript)] of every lesson run and starter run recorded under expected/<gpu>/."""
+    found = []
+    for path in sorted((Path(root) / "lessons").glob("*.cu")):
+        for prog in (lesson(root, path.stem),) + ((lesson(root, path.stem, starter=True),)
+                                                   if (Path(root) / "starter" / path.name).is_file() else ()):
+            try:
+                runs = prog.runs()
+            except SuiteError:  # a malformed Run: line: the checks name it
+                continue
+            for run in runs:
+                if run.transcript_path(gpu).is_file():
+                    found.append((path.stem, run, parse_transcript(run.transcript_path(gpu))))
+    return found
+
+
+def which_run(root, name, result, judged_run, gpu):
+    """The line naming the recorded run a failing pane matches instead (another run of this lesson,
+    its untouched starter, or another lesson's run), by the exercise rules of that lesson; None if none."""
+    for other, run, expected in all_recorded_runs(root, gpu):
+        if run.id == judged_run.id or not verdict(expected, result, worded_of(root, other)).ok:
+            continue
+        args = " ".join(run.args)
+        if run.program.is_starter and other == name:
+            return (f"this pane is the untouched starter's recorded output (expected/{gpu}/{run.id}.txt): "
+                    f"write the exercise regions of exercises/{name}.cu first")
+        if run.program.is_starter:
+            return f"this pane is the untouched starter of another lesson, {other} (expected/{gpu}/{run.id}.txt)"
+        if other == name:
+            how = f"add --args '{args}'" if args else "drop --args (it is the default run)"
+            return f"this is the run `{run.command()}`: {how}"
+        return (f"this pane is another lesson's run, {other}'s `{run.command()}`: judge it with "
+                f"scripts/suite.py exercise check {other} --pane FILE" + (f" --args '{args}'" if args else ""))
+    return None

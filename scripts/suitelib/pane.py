@@ -7,7 +7,7 @@ import re
 import stat
 from pathlib import Path
 
-from . import SuiteError, UsageError, read_text
+from . import SuiteError, UsageError, a_or_an, read_text
 
 PASTE_LIMIT = 4 * 1024 * 1024  # no lesson prints near this; the Compiler Explorer pane holds 32 KiB
 CE_STDOUT, CE_STDERR = "Program stdout", "Program stderr"
@@ -32,7 +32,7 @@ def read_pasted_file(path, what="output file"):
     except OSError as exc:
         raise UsageError(f"{path}: cannot read it ({exc.strerror})")
     if stat.S_ISDIR(info.st_mode):
-        raise UsageError(f"{path}: is a directory, not a {what}")
+        raise UsageError(f"{path}: is a directory, not {a_or_an(what)}")
     if not stat.S_ISREG(info.st_mode):
         raise UsageError(f"{path}: is not a regular file (a pipe or a device?); save the output to a file first")
     if info.st_size > PASTE_LIMIT:
@@ -57,78 +57,136 @@ def _pane_refusal(lines, name):
                 f"'Compiler returned: {next((c for c in codes if c), '?')}'{first})")
     if CE_NOT_EXECUTED in lines or codes:
         return (f"{name}: this pane holds no program output (Compiler Explorer did not run the program); "
-                f"turn on execution and copy the executor pane from 'Program returned' or 'Program stdout' on")
+                f"turn on execution and copy the executor pane whole, from 'Program returned:' on")
     return None
 
 
-def _split_pane(lines):
-    """{stdout, stderr, code, stdout_at, stderr_at} of a Compiler Explorer pane, None if it is not one.
-    *_at: how many lines of the file come before that stream's first line."""
-    returned = [i for i, ln in enumerate(lines) if CE_RETURNED.match(ln)]
-    heads = {h: next((i for i, ln in enumerate(lines) if ln == h), None) for h in (CE_STDOUT, CE_STDERR)}
-    if not returned and heads[CE_STDOUT] is None and heads[CE_STDERR] is None:
-        return None
-    code = int(CE_RETURNED.match(lines[returned[0]]).group(1)) if returned else None
-    out_at, err_at = heads[CE_STDOUT], heads[CE_STDERR]
-    if out_at is not None and err_at is not None and err_at < out_at:
-        err_at = next((i for i in range(out_at + 1, len(lines)) if lines[i] == CE_STDERR), None)
-    pane = {"code": code, "stdout": [], "stderr": [], "stdout_at": 0, "stderr_at": 0, "mixed": False}
+# What to copy, said the same way by every refusal.
+WHAT_TO_COPY = ("copy Compiler Explorer's executor pane whole, from its 'Program returned: N' line to its "
+                "last line (the executor pane labels the streams 'Program stdout' and 'Program stderr')")
+
+
+class Pane:
+    """A saved output, classified. kind:
+      - "executor": Compiler Explorer's executor pane from 'Program returned: N' on; a stream whose
+        heading is absent is empty (the pane omits the heading of an empty stream);
+      - "partial":  'Program stdout' / 'Program stderr' headings without the 'Program returned: N'
+        line above them (a copy that starts at 'Program stdout'): no exit code;
+      - "output":   the compiler's Output pane: 'Program returned: N' after the compiler's
+        '... compiler returned: N' lines, then the program's stderr and stdout without labels;
+      - "plain":    no heading at all (a program's stdout saved by hand).
+    stdout/stderr: lists of lines; *_at: how many lines of the file come before that stream."""
+
+    def __init__(self, kind, code=None, stdout=(), stderr=(), stdout_at=0, stderr_at=0):
+        self.kind, self.code = kind, code
+        self.stdout, self.stderr = list(stdout), list(stderr)
+        self.stdout_at, self.stderr_at = stdout_at, stderr_at
+
+
+def _sections(lines, start):
+    """(stdout, stdout_at, stderr, stderr_at) of the labelled sections from line `start` on."""
+    out_at = next((i for i in range(start, len(lines)) if lines[i] == CE_STDOUT), None)
+    err_from = out_at + 1 if out_at is not None else start
+    err_at = next((i for i in range(err_from, len(lines)) if lines[i] == CE_STDERR), None)
+    stdout, stderr = [], []
     if out_at is not None:
-        end = err_at if err_at is not None and err_at > out_at else len(lines)
-        pane["stdout"], pane["stdout_at"] = lines[out_at + 1:end], out_at + 1
+        stdout = lines[out_at + 1:err_at if err_at is not None else len(lines)]
     if err_at is not None:
-        pane["stderr"], pane["stderr_at"] = lines[err_at + 1:], err_at + 1
-    if out_at is None and err_at is None:  # the compiler's Output pane: program lines follow, unlabelled
-        after = lines[returned[0] + 1:]
-        pane["stdout"], pane["stdout_at"], pane["mixed"] = after, returned[0] + 1, bool(after)
-    return pane
+        stderr = lines[err_at + 1:]
+    return (stdout, out_at + 1 if out_at is not None else 0, stderr, err_at + 1 if err_at is not None else 0)
+
+
+def classify(lines):
+    """The Pane of a saved output's lines (see Pane)."""
+    returned = next((i for i, ln in enumerate(lines) if CE_RETURNED.match(ln)), None)
+    if returned is None:
+        if CE_STDOUT in lines or CE_STDERR in lines:
+            first = min(lines.index(h) for h in (CE_STDOUT, CE_STDERR) if h in lines)
+            stdout, out_at, stderr, err_at = _sections(lines, first)
+            return Pane("partial", None, stdout, stderr, out_at, err_at)
+        return Pane("plain", None, lines, (), 0, 0)
+    code = int(CE_RETURNED.match(lines[returned]).group(1))
+    after = [ln for ln in lines[returned + 1:] if ln.strip()]
+    compiler_above = any(CE_COMPILER_RETURNED.match(ln) for ln in lines[:returned])
+    if (after and after[0] not in (CE_STDOUT, CE_STDERR)) or (not after and compiler_above):
+        return Pane("output", code, lines[returned + 1:], (), returned + 1, 0)
+    stdout, out_at, stderr, err_at = _sections(lines, returned + 1)
+    return Pane("executor", code, stdout, stderr, out_at, err_at)
+
+
+def output_pane_refusal(name):
+    return (f"{name} is the compiler's Output pane: it prints the program's stderr and stdout without "
+            f"labels, so neither can be judged; {WHAT_TO_COPY}")
+
+
+def _read(path):
+    """(text, lines, Pane) of a saved output; the one-line refusals every reader shares."""
+    text = read_pasted_file(path)
+    if text.startswith("# suite transcript"):
+        raise UsageError(f"{path} is a recorded transcript, not a program's output")
+    lines = text.splitlines()
+    refusal = _pane_refusal(lines, str(path))
+    if refusal:
+        raise SuiteError(refusal)
+    pane = classify(lines)
+    if pane.kind == "output":
+        raise UsageError(output_pane_refusal(path))
+    return text, lines, pane
+
+
+def _join(lines):
+    return "\n".join(lines) + "\n" if lines else ""
 
 
 def split_compiler_explorer(text):
-    """(stdout, stderr, exit code) from Compiler Explorer's executor pane, None when it is not one.
-    The pane prints 'Program returned: N', then 'Program stdout' and 'Program stderr' sections;
-    a copy that starts at 'Program stdout' gives exit code None. SuiteError for a failed build."""
+    """(stdout, stderr, exit code) of Compiler Explorer's executor pane, None when the text is no pane
+    (exit code None for a copy that starts at 'Program stdout'). SuiteError for a failed build, a
+    pane that did not run, or the compiler's Output pane."""
     lines = text.splitlines()
     refusal = _pane_refusal(lines, "the pane")
     if refusal:
         raise SuiteError(refusal)
-    pane = _split_pane(lines)
-    if pane is None:
+    pane = classify(lines)
+    if pane.kind == "output":
+        raise UsageError(output_pane_refusal("the pane"))
+    if pane.kind == "plain":
         return None
-    join = lambda xs: "\n".join(xs) + "\n" if xs else ""  # noqa: E731
-    return join(pane["stdout"]), join(pane["stderr"]), pane["code"]
+    return _join(pane.stdout), _join(pane.stderr), pane.code
 
 
 def read_pasted(stdout_path, stderr_path=None, exit_code=None, expected=None):
-    """(result, notes): output the user saved (a program's stdout, or a Compiler Explorer pane),
-    ready for compare(). What it does not give is taken from the recording `expected`, and a note
-    says so. The result's 'origin' makes compare's messages name lines of the user's files.
-    One-line errors: a transcript instead of an output, a failed build's pane (exit 1), a file
-    that is too large or not a regular file (exit 2)."""
-    text = read_pasted_file(stdout_path)
-    if text.startswith("# suite transcript"):
-        raise UsageError(f"{stdout_path} is a recorded transcript, not a program's output")
-    lines = text.splitlines()
-    refusal = _pane_refusal(lines, str(stdout_path))
-    if refusal:
-        raise SuiteError(refusal)
+    """(result, notes): output the user saved, ready for compare(). Either Compiler Explorer's
+    executor pane copied whole (its own exit code and both streams; --stderr or an --exit-code that
+    differs from its 'Program returned: N' is refused, never silently preferred), or a program's
+    stdout saved by hand (what --stderr / --exit-code do not give is taken from the recording
+    `expected`, and a note says so). A partial pane (from 'Program stdout' on) needs --exit-code.
+    The result's 'origin' makes compare's messages name lines of the user's files.
+    One-line errors: a transcript instead of an output, the compiler's Output pane, a failed
+    build's pane (exit 1), a file that is too large or not a regular file (exit 2)."""
+    text, _, pane = _read(stdout_path)
     name, notes = str(stdout_path), []
-    pane = _split_pane(lines)
+    origin = {"stdout": (name, pane.stdout_at)}
     stderr, code = None, exit_code
-    origin = {"stdout": (name, 0)}
-    if pane is None:
+    if pane.kind == "plain":
         stdout = text
     else:
-        join = lambda xs: "\n".join(xs) + "\n" if xs else ""  # noqa: E731
-        stdout, origin["stdout"] = join(pane["stdout"]), (name, pane["stdout_at"])
-        if not pane["mixed"]:
-            stderr, origin["stderr"] = join(pane["stderr"]), (name, pane["stderr_at"])
-        code = pane["code"] if code is None else code
-        what = ("the compiler's Output pane (its program lines mix stderr and stdout: all read as stdout)"
-                if pane["mixed"] else "Compiler Explorer's output pane (Program returned / Program stdout / "
-                "Program stderr)" if pane["code"] is not None else
-                "Compiler Explorer's output pane from 'Program stdout' on (no 'Program returned' line)")
-        notes.append("read as " + what)
+        if stderr_path is not None:
+            raise UsageError(f"--stderr {stderr_path}: {name} is a Compiler Explorer pane, which holds the "
+                             f"program's stderr itself (empty where it has no 'Program stderr' heading); drop --stderr")
+        if pane.kind == "executor" and exit_code is not None and exit_code != pane.code:
+            raise UsageError(f"--exit-code {exit_code}: {name} says 'Program returned: {pane.code}', and the pane's "
+                             f"own exit code is the one compared; drop --exit-code")
+        if pane.kind == "partial" and exit_code is None:
+            raise UsageError(f"{name}: a partial pane: it starts at '{CE_STDOUT}' without the 'Program returned: N' "
+                             f"line above it, so its exit code is unknown: give it with --exit-code N, or {WHAT_TO_COPY}")
+        stdout, stderr = _join(pane.stdout), _join(pane.stderr)
+        origin["stderr"] = (name, pane.stderr_at)
+        if pane.kind == "executor":
+            code = pane.code
+            notes.append("read as Compiler Explorer's executor pane ('Program returned', 'Program stdout', "
+                         "'Program stderr'; a stream without its heading is empty)")
+        else:
+            notes.append(f"read as a pane from '{CE_STDOUT}' on, with the exit code you gave (--exit-code {code})")
     if stderr_path is not None:
         stderr, origin["stderr"] = read_pasted_file(stderr_path), (str(stderr_path), 0)
     if stderr is None:
@@ -140,10 +198,16 @@ def read_pasted(stdout_path, stderr_path=None, exit_code=None, expected=None):
             "exit_code": expected["exit_code"] if code is None else code, "origin": origin}, notes
 
 
-def read_pane(path, expected):
-    """(result, notes) of a saved Compiler Explorer output pane, read by the reader `compare` uses."""
-    result, notes = read_pasted(path, None, None, expected)
-    # exercise check takes the whole pane, not compare's --stderr / --exit-code files
-    return result, [note.replace("(give --stderr FILE)", "(save the whole pane, from 'Program returned:' on)")
-                    .replace("(give --exit-code N)", "(save the whole pane, from 'Program returned:' on)")
-                    for note in notes]
+def read_pane(path):
+    """The result of Compiler Explorer's executor pane saved whole, for the exercise verdict. No
+    verdict without evidence: a file without the 'Program returned: N' line is not judged
+    (UsageError saying what to copy), nor is the compiler's Output pane."""
+    _, _, pane = _read(path)
+    if pane.kind == "partial":
+        raise UsageError(f"{path}: not judged: a partial pane (it starts at '{CE_STDOUT}'; the 'Program "
+                         f"returned: N' line above it, the exit code, is missing); {WHAT_TO_COPY}")
+    if pane.kind == "plain":
+        raise UsageError(f"{path}: not judged: it has no 'Program returned: N' line, so the exit code is "
+                         f"unknown; {WHAT_TO_COPY}")
+    origin = {"stdout": (str(path), pane.stdout_at), "stderr": (str(path), pane.stderr_at)}
+    return {"stdout": _join(pane.stdout), "stderr": _join(pane.stderr), "exit_code": pane.code, "origin": origin}

@@ -6,7 +6,7 @@ import unittest
 from pathlib import Path
 
 from helpers import Scratch, needs_nvcc, patched
-from suitelib import SuiteError, catalogue, exercises
+from suitelib import SuiteError, catalogue, exercises, sanitize
 from suitelib.model import resolve_source
 
 
@@ -132,7 +132,7 @@ class TestAttemptRunner(CatalogueScratch):
 
     def judge_all(self):
         cat = catalogue.load(self.root)["demo"]
-        with patched(catalogue, "build_in_scratch", fake_build):
+        with patched(catalogue, "build_in_scratch", fake_build), patched(sanitize, "available", lambda: False):
             return {a.name: exercises.run_attempt(self.root, a, "h200", cat.student_worded) for a in cat.attempts}
 
     def test_wrong_rejected_correct_accepted(self):
