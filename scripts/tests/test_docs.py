@@ -76,6 +76,17 @@ class TestDocs(Scratch):
         self.assertLess(max(len(line) for line in readme.splitlines()), 300)
         self.assertIn("## demo", (self.root / "docs/compiler-explorer.md").read_text())
 
+    def test_the_links_page_opens_with_the_how_to(self):
+        """docs/compiler-explorer.md: which pane to copy, a run's arguments, the limits, lesson vs starter,
+        before the first link."""
+        page = (self.root / "docs/compiler-explorer.md").read_text()
+        first_link = page.index("godbolt.org")
+        for words in ("executor pane", "Program returned: N", "Output pane", "--args", "limits",
+                      "Lesson or starter", "exercise check NAME --pane FILE"):
+            with self.subTest(words=words):
+                self.assertLess(page.find(words), first_link)
+                self.assertGreaterEqual(page.find(words), 0)
+
     def test_stale_snippet_quote(self):
         self.edit("lessons/demo.cu", "int answer() { return 42; }", "int answer() { return 7 * 6; }")
         self.edit("starter/demo.cu", "int answer() { return 42; }", "int answer() { return 7 * 6; }")
