@@ -64,7 +64,8 @@ def _run_parsers(sub):
     p = _add(sub, "compare", cmd_compare)
     p.add_argument("name", help="lesson name (or a run id such as starter/testing)")
     p.add_argument("--stdout", type=user_path, required=True,
-                   help="file holding the program's stdout, or Compiler Explorer's output pane copied whole")
+                   help="file holding the program's stdout, or Compiler Explorer's executor pane saved whole "
+                   "(from 'Program returned: N' on)")
     p.add_argument("--stderr", type=user_path, default=None, help="file holding its stderr (default: not compared)")
     p.add_argument("--exit-code", type=int, default=None, help="its exit code (default: not compared)")
     p.add_argument("--args", default=None, help="its arguments, to pick the recorded run (default: the first Run: line)")

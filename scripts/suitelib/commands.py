@@ -66,7 +66,7 @@ def next_steps_without_gpu(run):
     args = f" (type '{' '.join(run.args)}' into the executor's arguments)" if run.args else ""
     return [f"next: run it on Compiler Explorer's T4: 'python3 scripts/suite.py ce-link {source}' prints "
             f"the link{args};",
-            f"  save its output pane to a file, then check it: "
+            f"  save its executor pane whole (from 'Program returned: N' on) to a file, then check it: "
             f"'python3 scripts/suite.py compare {run.id} --stdout FILE'"]
 
 
