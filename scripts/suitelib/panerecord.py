@@ -108,13 +108,13 @@ def pass_entry(pane_path):
 
 
 # --- what the pane verdict says of the other runs ----------------------------------------------
-def gpu_only(root, name, entries, exercise_text):
-    """What only a GPU can judge, in words: the runs over Compiler Explorer's budget, speed, and the
-    sanitizer checks (sanitize.py)."""
+def gpu_only(root, name, entries, exercise_text, passed=()):
+    """What only a GPU can judge, in words: the runs over Compiler Explorer's budget (unless a pane
+    of one passed after all), speed, and the sanitizer checks (sanitize.py)."""
     runs = lesson_runs(root, name)
     found = [f"the run {run.command()} (over Compiler Explorer's budget: recorded "
              + ", ".join(over_budget(run_budget(entries, run))) + ")"
-             for run in runs if ce_feasible(entries, run)[0] is False]
+             for run in runs if ce_feasible(entries, run)[0] is False and run.id not in passed]
     speed = speed_of(root, name)
     if speed is not None:
         found.append(f"the speed of '{speed.region}' (timed against the lesson's own kernel)")
@@ -135,9 +135,9 @@ def status(root, name, passed, exercise_text):
     line saying every run a pane can judge has passed; and what only a GPU can judge."""
     entries = load_budget_record(root)
     runs = lesson_runs(root, name)
-    pane_runs = [run for run in runs if ce_feasible(entries, run)[0] is not False]
+    pane_runs = [run for run in runs if ce_feasible(entries, run)[0] is not False or run.id in passed]
     todo = [run for run in pane_runs if run.id not in passed]
-    gpu = gpu_only(root, name, entries, exercise_text)
+    gpu = gpu_only(root, name, entries, exercise_text, passed)
     gpu_line = "; ".join(gpu) + f" (scripts/suite.py exercise check {name} on a machine with a GPU)"
     if not todo:
         return [f"Every run a pane can judge has passed ({len(pane_runs)} of the {len(runs)} recorded runs); "

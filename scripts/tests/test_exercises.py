@@ -297,6 +297,10 @@ class TestExercisePane(ExerciseScratch):
         self.assertIn("Every run a pane can judge has passed (1 of the 2 recorded runs); only a GPU can judge: "
                       "the run ./demo --twice (over Compiler Explorer's budget: recorded wall_s_1core 12.0 > 5.0)", out)
         self.assertNotIn("- ./demo --twice", out)
+        status, out, _ = self.judge(pane(T4 + "answer 84\nk 3 ms\n"), "--args", "--twice")  # it fit after all
+        self.assertEqual(status, EXIT_OK, out)
+        self.assertIn("Every run a pane can judge has passed (2 of the 2 recorded runs); only a GPU can judge: "
+                      "compute-sanitizer", out)
         self.assertNotIn("godbolt.org", out)
 
     def test_without_a_record_the_budget_is_said_to_be_unknown(self):
