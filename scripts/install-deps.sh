@@ -1,15 +1,77 @@
 #!/usr/bin/env bash
-# Installs the OPTIONAL extras of the CPU-only test run, beyond the machine's toolchain (CMake,
-# Ninja, nvcc, GoogleTest, Python 3):
+# Installs what the CPU-only test run needs beyond the machine's toolchain (CMake, Ninja, nvcc,
+# Python 3), where it can:
+#   - GoogleTest (the host tests; the `cpu` preset requires it): Debian/Ubuntu's libgtest-dev through
+#     apt-get, in the same apt-get run as matplotlib; elsewhere it says how to get it;
 #   - matplotlib for the python3 that runs the tests (`scripts/suite.py plot`; without it the plot
 #     tests report "skipped" with the reason),
 #   - the pinned npm packages that decode Compiler Explorer links in the tests (scripts/node/install.sh;
 #     without node those tests report "skipped").
 # It never fails the test command: where apt-get, sudo or the network is missing it says what was
-# not installed and which tests will be skipped, and exits 0.
+# not installed and which tests will be skipped (or, for GoogleTest, how to install it), and exits 0.
+# apt-get update runs at most once (a failed one is not retried) and every apt-get step under
+# `timeout 80`, so a machine without network costs little of CI's four minutes.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 python=$(command -v python3 || echo /usr/bin/python3)
+apt_updated=""
+
+gtest_found() {
+  # Where Debian, Ubuntu, Fedora and a source build put GoogleTest's CMake package or library.
+  local dir file
+  for dir in ${INSTALL_DEPS_GTEST_DIRS:-/usr/lib/x86_64-linux-gnu /usr/lib/aarch64-linux-gnu /usr/lib64 /usr/lib \
+             /usr/local/lib /usr/local/lib64 /opt/homebrew/lib}; do
+    for file in "$dir/cmake/GTest/GTestConfig.cmake" "$dir/libgtest.a" "$dir/libgtest.so"; do
+      [ -e "$file" ] && return 0
+    done
+  done
+  return 1
+}
+
+how_to_get_gtest() {
+  echo "install-deps: GoogleTest not installed ($1); the CPU-only test run needs it: install it with" \
+       "'apt-get install libgtest-dev' (Debian/Ubuntu), 'dnf install gtest-devel' (Fedora)," \
+       "'brew install googletest' (macOS), or build it from github.com/google/googletest with CMake" \
+       "and give its prefix as -DCMAKE_PREFIX_PATH" >&2
+}
+
+sudo_prefix() {
+  # "" for root, "sudo -n" with password-less sudo; fails otherwise.
+  if [ "$(id -u)" = 0 ]; then echo ""; return 0; fi
+  if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then echo "sudo -n"; return 0; fi
+  return 1
+}
+
+apt_install() {
+  # apt-get install the packages given, after one apt-get update; 0 when it installed them.
+  local sudo limit=""
+  command -v apt-get >/dev/null 2>&1 || return 1
+  sudo=$(sudo_prefix) || return 1
+  command -v timeout >/dev/null 2>&1 && limit="timeout 80"  # no network must not eat CI's time
+  export DEBIAN_FRONTEND=noninteractive
+  if [ -z "$apt_updated" ]; then
+    if $limit $sudo apt-get update -qq >/dev/null 2>&1; then apt_updated=ok; else apt_updated=failed; fi
+  fi
+  [ "$apt_updated" = ok ] || return 1
+  $limit $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null 2>&1
+}
+
+install_gtest() {
+  if gtest_found; then
+    echo "install-deps: GoogleTest is there"
+    return 0
+  fi
+  if ! command -v apt-get >/dev/null 2>&1; then
+    how_to_get_gtest "no apt-get here"
+  elif ! sudo_prefix >/dev/null; then
+    how_to_get_gtest "not root and no password-less sudo"
+  elif apt_install libgtest-dev && gtest_found; then
+    echo "install-deps: installed GoogleTest (libgtest-dev)"
+  else
+    how_to_get_gtest "apt-get could not install libgtest-dev"
+  fi
+  return 0
+}
 
 say_which_python() {
   # One line: which interpreter plots. CMake runs the tests with the python3 it finds, or with
@@ -38,22 +100,12 @@ install_matplotlib() {
          "(install it with 'pip install matplotlib' for $python to run them)" >&2
     return 0
   fi
-  local sudo=""
-  if [ "$(id -u)" != 0 ]; then
-    if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-      sudo="sudo -n"
-    else
-      echo "install-deps: not root and no password-less sudo: matplotlib not installed; the plot tests" \
-           "will be skipped" >&2
-      return 0
-    fi
+  if ! sudo_prefix >/dev/null; then
+    echo "install-deps: not root and no password-less sudo: matplotlib not installed; the plot tests" \
+         "will be skipped" >&2
+    return 0
   fi
-  export DEBIAN_FRONTEND=noninteractive
-  local limit=""
-  command -v timeout >/dev/null 2>&1 && limit="timeout 150"  # no network must not eat CI's time
-  if $limit $sudo apt-get update -qq >/dev/null 2>&1 &&
-     $limit $sudo apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null 2>&1 &&
-     "$python" -c 'import matplotlib' 2>/dev/null; then
+  if apt_install python3-matplotlib && "$python" -c 'import matplotlib' 2>/dev/null; then
     echo "install-deps: installed matplotlib $("$python" -c 'import matplotlib; print(matplotlib.__version__)')"
     local installed=$python
     python=$on_path
@@ -74,6 +126,7 @@ install_node_packages() {
   fi
 }
 
+install_gtest
 install_matplotlib
 install_node_packages
 exit 0

@@ -2,7 +2,7 @@
 the speed check where speed is the point), mutants (planted bugs the lesson's gates must catch) and
 student attempts (wrong ones the exercise check must reject, correct variants it must accept). This
 module holds the data, its CPU checks, the scratch build and the mutant runner; the attempts are
-judged by the student's own verdict in exercises.py."""
+judged by the student's own verdict (judge.py, through exercises.run_attempt)."""
 
 import concurrent.futures
 import json

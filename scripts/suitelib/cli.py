@@ -5,13 +5,46 @@ import os
 import sys
 from pathlib import Path
 
-from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, EXIT_USAGE, SuiteError
+from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, EXIT_USAGE, SuiteError, UsageError
 from .commands import (cmd_bless, cmd_build, cmd_ce_link, cmd_charts, cmd_check, cmd_cli_case, cmd_compare,
                        cmd_exercise, cmd_list_checks, cmd_list_runs, cmd_plot, cmd_run, cmd_snippet, cmd_sync,
                        cmd_attempts, cmd_mutate, cmd_verify)
 
+
+def user_path(text):
+    """A file name the user typed: an empty one is refused by name (Path('') would be '.', a folder)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty file name: give the path of the file")
+    return Path(text)
+
+
+class PaneAction(argparse.Action):
+    """--pane FILE, repeatable: each pane takes the --args that follow it (ArgsAction)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        namespace.panes = (getattr(namespace, "panes", None) or []) + [[values, None]]
+
+
+class ArgsAction(argparse.Action):
+    """--args '...': the arguments of the last --pane before it that has none yet; otherwise kept in
+    `args` (compare, ce-link, and a lone --pane given after its --args)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        panes = getattr(namespace, "panes", None) or []
+        if panes and panes[-1][1] is None:
+            panes[-1][1] = values
+        elif getattr(namespace, "args", None) is None:
+            namespace.args = values
+        else:
+            namespace.extra_args = (getattr(namespace, "extra_args", None) or []) + [values]
+
+def summary(func):
+    """A subcommand's help: the first paragraph of its docstring, whole (never cut at a line end)."""
+    return " ".join((func.__doc__ or "").strip().split("\n\n")[0].split())
+
+
 def _add(sub, name, func):
-    doc = (func.__doc__ or "").strip().splitlines()[0]
+    doc = summary(func)
     p = sub.add_parser(name, help=doc, description=doc)
     p.set_defaults(func=func)
     return p
@@ -30,9 +63,10 @@ def _run_parsers(sub):
         p.add_argument("--gpu", default=None, help="transcript folder under expected/ (default: this GPU)")
     p = _add(sub, "compare", cmd_compare)
     p.add_argument("name", help="lesson name (or a run id such as starter/testing)")
-    p.add_argument("--stdout", type=Path, required=True,
-                   help="file holding the program's stdout, or Compiler Explorer's output pane copied whole")
-    p.add_argument("--stderr", type=Path, default=None, help="file holding its stderr (default: not compared)")
+    p.add_argument("--stdout", type=user_path, required=True,
+                   help="file holding the program's stdout, or Compiler Explorer's executor pane saved whole "
+                   "(from 'Program returned: N' on)")
+    p.add_argument("--stderr", type=user_path, default=None, help="file holding its stderr (default: not compared)")
     p.add_argument("--exit-code", type=int, default=None, help="its exit code (default: not compared)")
     p.add_argument("--args", default=None, help="its arguments, to pick the recorded run (default: the first Run: line)")
     p.add_argument("--gpu", default=None, help=f"recording folder under expected/ (default: {DEFAULT_GPU})")
@@ -59,9 +93,10 @@ def _other_parsers(sub):
     p.add_argument("--only", action="append", metavar="CHECK", help="run only this check (repeatable)")
     p = _add(sub, "plot", cmd_plot)
     p.add_argument("kind", choices=["roofline", "sweep"])
-    p.add_argument("csv", type=Path)
-    p.add_argument("--out", type=Path, required=True, help="image to write (.png, .svg or .pdf)")
-    p.add_argument("--anchors", type=Path, default=None, help="roofline: anchors.csv (default: beside the CSV)")
+    p.add_argument("csv", type=user_path)
+    p.add_argument("--out", type=user_path, required=True, help="image to write (.png, .svg or .pdf; never "
+                   "through a symbolic link)")
+    p.add_argument("--anchors", type=user_path, default=None, help="roofline: anchors.csv (default: beside the CSV)")
     p = _add(sub, "charts", cmd_charts)
     p.add_argument("--gpu", default=None, help=f"recording folder under expected/ (default: {DEFAULT_GPU})")
     p = _add(sub, "snippet", cmd_snippet)
@@ -78,10 +113,11 @@ def _other_parsers(sub):
     p.add_argument("--force", action="store_true", help="start: replace an existing exercise file")
     p.add_argument("--bin-dir", type=Path, default=None)
     p.add_argument("--gpu", default=None)
-    p.add_argument("--pane", type=Path, default=None,
-                   help="check: Compiler Explorer's whole output pane saved to FILE (no GPU needed)")
-    p.add_argument("--args", default=None, help="check --pane: the arguments the pane's run was given "
-                   "(default: the lesson's first Run: line)")
+    p.add_argument("--pane", type=user_path, action=PaneAction, metavar="FILE", dest="panes", default=[],
+                   help="check: Compiler Explorer's executor pane saved whole to FILE, from 'Program returned:' "
+                   "on (no GPU needed); repeat it to judge several runs' panes together")
+    p.add_argument("--args", action=ArgsAction, default=None, help="check --pane: the arguments the run of the "
+                   "--pane before it was given (default: the lesson's first Run: line)")
     p = _add(sub, "cli-case", cmd_cli_case)
     p.add_argument("--bin", required=True)
     p.add_argument("--row", required=True)
@@ -95,6 +131,35 @@ def build_parser(default_root):
     _gpu_parsers(sub)
     _other_parsers(sub)
     return parser
+
+
+def known_options(parser):
+    """Every option string of the tool and its subcommands (--stdout, --pane, ...)."""
+    found = {s for a in parser._actions for s in a.option_strings}
+    for action in parser._actions:
+        for sub in (getattr(action, "choices", None) or {}).values():
+            if isinstance(sub, argparse.ArgumentParser):
+                found |= {s for a in sub._actions for s in a.option_strings}
+    return found
+
+
+def join_args_values(argv, options):
+    """`--args '--twice'`: the run's arguments may look like an option, so the word after every --args
+    is its value (as --args=VALUE) - unless that word is an option of this tool: then the value was
+    forgotten (`--args --stdout F`), and a one-line UsageError says so instead of swallowing it."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] == "--args" and i + 1 < len(argv):
+            value = argv[i + 1]
+            if value.split("=", 1)[0] in options:
+                raise UsageError(f"--args needs the run's arguments as one value (e.g. --args '-m 1 -n 1 -k 1'), "
+                                 f"but the word after it is this tool's option {value.split('=', 1)[0]}")
+            out.append("--args=" + value)
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
 
 
 def silence_stdout():
@@ -111,13 +176,12 @@ def silence_stdout():
 def main(argv=None, default_root=None):
     """Parse, dispatch, and turn every user error into one line and its exit code."""
     parser = build_parser(default_root or Path(__file__).resolve().parent.parent.parent)
-    argv = list(sys.argv[1:] if argv is None else argv)
-    for i, arg in enumerate(argv[:-1]):  # `--args '--twice'`: a value that looks like an option
-        if arg == "--args":
-            argv[i:i + 2] = ["--args=" + argv[i + 1]]
-            break
     try:
+        argv = join_args_values(list(sys.argv[1:] if argv is None else argv), known_options(parser))
         args = parser.parse_args(argv)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except SystemExit as exc:  # argparse already printed the usage
         return EXIT_USAGE if exc.code else EXIT_OK
     args.root = args.root.resolve()

@@ -1,6 +1,6 @@
 """Every subcommand of the tool (cmd_*), one place: each only glues the modules below together.
 Layers, bottom up: model; transcripts, running, figures, celink; catalogue, docs, anchors, plots;
-generate, checks, exercises, verify; commands; cli (argparse and main)."""
+generate, checks, judge, pane, panerecord, speed, exercises, verify; commands; cli (argparse and main)."""
 
 import shlex
 import sys
@@ -9,7 +9,8 @@ from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, EXIT_SKIP, SuiteError, UsageError
 from . import catalogue, checks, docs, exercises, generate, plots, running, verifyrun
 from .model import Program, all_runs, data_recordings, find_lesson_run, find_run, lesson, programs, resolve_source
 from .running import require_gpu
-from .transcripts import compare, format_transcript, parse_transcript, read_pasted, run_against_transcript, staleness
+from .pane import read_pasted
+from .transcripts import compare, format_transcript, parse_transcript, run_against_transcript, staleness
 from .verify import (check_verify_record, load_record, record_ctest_only, resume_selection, select_programs,
                      verify_table, write_record)
 
@@ -59,7 +60,7 @@ def next_steps_without_gpu(run):
     args = f" (type '{' '.join(run.args)}' into the executor's arguments)" if run.args else ""
     return [f"next: run it on Compiler Explorer's T4: 'python3 scripts/suite.py ce-link {source}' prints "
             f"the link{args};",
-            f"  save its output pane to a file, then check it: "
+            f"  save its executor pane whole (from 'Program returned: N' on) to a file, then check it: "
             f"'python3 scripts/suite.py compare {run.id} --stdout FILE'"]
 
 
@@ -96,7 +97,7 @@ def cmd_compare(args):
 
 def pasted_result(args, expected):
     """(result, notes): the output the user saved; what it does not give is taken as recorded, and said.
-    The pane reader itself is transcripts.read_pasted (exercise check --pane uses it too)."""
+    The pane reader itself is pane.read_pasted (exercise check --pane uses it too)."""
     return read_pasted(args.stdout, args.stderr, args.exit_code, expected)
 
 
@@ -212,13 +213,22 @@ def cmd_ce_link(args):
 
 
 def cmd_exercise(args):
-    """Start an exercise from a starter, or check your exercise by what it does (on a GPU, or from a pasted
-    Compiler Explorer output pane with --pane)."""
+    """Start an exercise from a starter, or check your exercise by what it does: on a GPU, or from
+    Compiler Explorer executor panes saved whole (--pane FILE [--args '...'], one per run)."""
+    panes = [list(p) for p in args.panes]
+    loose = [a for a in [args.args] + (getattr(args, "extra_args", None) or []) if a is not None]
     if args.action == "start":
+        if panes or loose:
+            raise UsageError("exercise start takes no --pane or --args (they belong to exercise check)")
         return exercises.start(args.root, args.name, args.force)
-    if args.pane is not None:  # read as `compare` reads a pane; judged by the exercise's rules
-        return exercises.check_pane(args.root, args.name, args.pane, args.args, args.gpu)
-    if args.args is not None:
+    if panes:  # read as `compare` reads a pane; judged by the exercise's rules
+        if len(loose) == 1 and len(panes) == 1 and panes[0][1] is None:
+            panes[0][1] = loose[0]  # --args before its only --pane
+        elif loose:
+            raise UsageError(f"--args {loose[0]!r} belongs to no --pane: with several panes, give each pane's "
+                             f"--args right after it (--pane A --args '...' --pane B)")
+        return exercises.check_panes(args.root, args.name, [tuple(p) for p in panes], args.gpu)
+    if loose:
         raise UsageError("exercise check: --args picks the recorded run of a --pane; on a GPU every run is judged")
     return exercises.check(args.root, args.name, args.bin_dir, args.gpu)
 

@@ -4,7 +4,8 @@ sweep CSV as a ranked bar chart. Input and output are checked before matplotlib 
 
 The recorded charts (expected/<gpu>/data/*.png) are drawn only by record_charts, which also writes
 their sha256 to charts.json; check_charts compares those hashes without re-rendering (the GPU
-machine may have no matplotlib). `plot --out` refuses a path inside a suite's expected/ folder."""
+machine may have no matplotlib). `plot --out` refuses a path inside a suite's expected/ folder, and
+never writes through a symbolic link (the image is drawn in memory, then replaces the file)."""
 
 import csv
 import hashlib
@@ -13,9 +14,12 @@ import json
 import math
 import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
-from . import EXIT_FAIL, EXIT_OK, SuiteError, UsageError, read_text
+from . import EXIT_FAIL, EXIT_OK, SuiteError, UsageError, read_text, refuse_link, write_file
 from .model import data_recordings
 from .transcripts import NUM
 
@@ -134,6 +138,7 @@ def check_out(out):
     if inside_expected(out):
         raise UsageError(f"--out {out}: inside a suite's expected/ folder, where only the GPU recording "
                          f"writes (recorded charts are drawn by record_charts); choose another path")
+    refuse_link(out, "--out")
     parent = out.parent if str(out.parent) else Path(".")
     if out.is_dir() or not parent.is_dir() or not os.access(parent, os.W_OK):
         raise UsageError(f"--out {out}: cannot write there (no such folder, a folder, or not writable)")
@@ -147,20 +152,50 @@ def inside_expected(out):
     return False
 
 
+def python_with_matplotlib(candidates=None):
+    """Another interpreter here that can import matplotlib (the python3 on PATH, then /usr/bin/python3,
+    where Debian's python3-matplotlib goes), or None."""
+    here = os.path.realpath(sys.executable)
+    for candidate in candidates or (shutil.which("python3"), "/usr/bin/python3"):
+        if not candidate or not os.access(candidate, os.X_OK) or os.path.realpath(candidate) == here:
+            continue
+        try:
+            done = subprocess.run([candidate, "-c", "import matplotlib"], capture_output=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if done.returncode == 0:
+            return candidate
+    return None
+
+
+def no_matplotlib_message(other):
+    """The one line of a plot without matplotlib: which interpreter has it, or how to get it."""
+    if other:
+        return (f"plot needs matplotlib, which this python ({sys.executable}) lacks; {other} has it: run "
+                f"'{other} scripts/suite.py plot ...'")
+    return (f"plot needs matplotlib, which no python here has (this one: {sys.executable}): "
+            f"scripts/install-deps.sh installs python3-matplotlib for /usr/bin/python3 where apt-get can, "
+            f"then run '/usr/bin/python3 scripts/suite.py plot ...' (or: pip install matplotlib)")
+
+
 def pyplot():
     try:
         import matplotlib
     except ImportError:
-        raise SuiteError("plot needs matplotlib, which is not installed (scripts/install-deps.sh, or pip install matplotlib)")
+        raise SuiteError(no_matplotlib_message(python_with_matplotlib()))
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
 
 
 def save(fig, plt, out):
+    """Draw the figure in memory, then write it as a new file (never through a symbolic link)."""
+    suffix = Path(out).suffix.lower()
     try:
+        image = io.BytesIO()
         # No date or version in the file: the same CSV and matplotlib draw the same bytes.
-        fig.savefig(out, metadata={"Software": None} if Path(out).suffix.lower() == ".png" else None)
+        fig.savefig(image, format=suffix[1:], metadata={"Software": None} if suffix == ".png" else None)
+        write_file(out, image.getvalue(), "--out")
     except (OSError, ValueError) as exc:
         raise UsageError(f"--out {out}: cannot write it ({exc})")
     finally:

@@ -13,14 +13,14 @@ import time
 from pathlib import Path
 
 from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, SuiteError, UsageError, read_text
-from . import catalogue, exercises
+from . import catalogue, exercises, panerecord, speed
 from .anchors import anchor_problems, anchor_table
 from .catalogue import sanitizer_findings  # noqa: F401  (verify's jobs call it by this name)
 from .model import Program, parse_regions, programs
 from .running import ctest_gpu, run_binary
 from .transcripts import mask, run_against_transcript
 
-BUDGET = exercises.BUDGET  # Compiler Explorer's budget; exercises decides from it which runs fit
+BUDGET = panerecord.BUDGET  # Compiler Explorer's budget; panerecord decides from it which runs fit
 BUDGET_KEYS = ("wall_s_1core", "cpu_s_1core", "peak_rss_mib", "output_bytes")
 REPEAT_RUNS = 10
 SANITIZERS = ("memcheck", "racecheck", "initcheck", "synccheck")
@@ -180,10 +180,10 @@ def rejudge_speed(entries):
         if e.get("error") or not isinstance(e.get("slow_ratio"), (int, float)):
             continue
         W, spread = e["slow_ratio"], e.get("spread") or float("inf")
-        e["threshold"] = round(exercises.speed_outcome(1.0, W, spread)[1], 4)
+        e["threshold"] = round(speed.speed_outcome(1.0, W, spread)[1], 4)
         for a in e.get("attempts", []):
             if isinstance(a.get("ratio"), (int, float)):
-                a["outcome"] = exercises.speed_outcome(a["ratio"], W, spread)[0]
+                a["outcome"] = speed.speed_outcome(a["ratio"], W, spread)[0]
     return entries
 
 
@@ -209,7 +209,7 @@ def check_verify_record(root, gpu=DEFAULT_GPU):
     if record is None:
         return [f"{rel}:1: missing: run 'scripts/suite.py verify' on the GPU"]
     return (_program_problems(root, record, rel, cats) + _attempt_problems(root, record, rel, cats)
-            + exercises.speed_problems(record, cats, rel) + _speed_record_problems(record, cats, rel)
+            + speed.speed_problems(record, cats, rel) + _speed_record_problems(record, cats, rel)
             + _run_problems(record, rel)
             + _file_problems(root, record, rel, gpu) + _ctest_problems(record, rel) + anchor_problems(root, record, rel))
 
@@ -447,7 +447,7 @@ def select_programs(root, only):
 
 
 def speed_table(entries):
-    """The speed phase's measurements, judged by today's rule (exercises.speed_outcome), as check does."""
+    """The speed phase's measurements, judged by today's rule (speed.speed_outcome), as check does."""
     rows = ["| lesson | region | run | slow reference / solution | bar (today's rule) | spread | "
             "correct attempts (ratio: outcome) |", "|---|---|---|---|---|---|---|"]
     for e in entries:
@@ -455,9 +455,9 @@ def speed_table(entries):
             rows.append(f"| {e.get('lesson')} | {e.get('region')} | {e.get('run')} | not timed | | | {e['error'][:120]} |")
             continue
         W, spread = e.get("slow_ratio") or 0.0, e.get("spread") or float("inf")
-        tried = "; ".join(f"{a['name']} {a.get('ratio')}: {exercises.speed_outcome(a.get('ratio') or 0.0, W, spread)[0]}"
+        tried = "; ".join(f"{a['name']} {a.get('ratio')}: {speed.speed_outcome(a.get('ratio') or 0.0, W, spread)[0]}"
                           for a in e.get("attempts", []))
-        bar = exercises.speed_outcome(1.0, W, spread)[1]
+        bar = speed.speed_outcome(1.0, W, spread)[1]
         rows.append(f"| {e['lesson']} | {e['region']} | {e['run']} | {e.get('slow_ratio')} | {bar:.4f} | "
                     f"{e.get('spread')} | {tried} |")
     return "\n".join(rows) + "\n"

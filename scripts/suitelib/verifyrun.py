@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 
 from . import SuiteError
-from . import exercises
+from . import speed
 from .anchors import measure_anchors
 from .model import data_recordings, lesson
 from .running import ctest_gpu, run_measured
-from .verify import (BUDGET_KEYS, build_tree, load_record, make_jobs, program_entry, run_jobs, write_record)
+from .verify import (BUDGET, BUDGET_KEYS, build_tree, load_record, make_jobs, program_entry, run_jobs, write_record)
 
 SLOWEST_KEPT = 40  # the slowest parallel jobs the record names
 
@@ -74,7 +74,7 @@ def speed_build(root, cats, name, tmp):
     folder = Path(tmp) / name
     folder.mkdir()
     try:
-        return exercises.build_all(lesson(root, name), exercises.speed_texts(root, cats, name), folder)
+        return speed.build_all(lesson(root, name), speed.speed_texts(root, cats, name), folder)
     except SuiteError as exc:
         return str(exc)
 
@@ -149,7 +149,7 @@ def run_verify(root, args, facts, gpu, progs, cats):
         results, durations = clock.run("parallel", run_jobs, jobs, clock.t0 + args.deadline, clock.progress)
         # The speed exercises run alone, after every other GPU job: timings of a busy GPU decide nothing.
         built = {name: results.get(("speed-build", name, "")) for name in speed_names}
-        speed = clock.run("speed", exercises.speed_phase, root, cats, speed_names, clock.progress, None, built)
+        timed = clock.run("speed", speed.speed_phase, root, cats, speed_names, clock.progress, None, built)
     entries = [program_entry(p, results, cats) for p in progs]
     for e in entries:
         if e["program"] in budget:
@@ -160,8 +160,8 @@ def run_verify(root, args, facts, gpu, progs, cats):
               "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
               "command": "scripts/suite.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
               "partial": {"only": sorted(p.rel for p in progs)} if partial else False,
-              "budget": exercises.BUDGET, "programs": entries, "student_attempts": attempts_of(results, progs, cats)}
-    record["exercise_speed"] = speed
+              "budget": BUDGET, "programs": entries, "student_attempts": attempts_of(results, progs, cats)}
+    record["exercise_speed"] = timed
     old = load_record(root, gpu) if partial else None
     if old:
         merge_partial(record, old, progs, speed_names)

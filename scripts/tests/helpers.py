@@ -194,3 +194,45 @@ def env(**kw):
                 else:
                     os.environ[k] = v
     return manager()
+
+
+def fake_sanitizer(folder, finding_with_padding=False, race=False, wait_for_peer=False):
+    """A folder holding a fake `compute-sanitizer` (put it first on PATH): it logs its argv to
+    folder/calls.log, prints memcheck's or racecheck's summary and, where asked, a finding: memcheck
+    only when given --padding 65536 (as the real one finds gemm_ladder's unguarded reads only with
+    padding between allocations), racecheck always. wait_for_peer: each run waits (up to 5 s) until
+    the other tool has started, and logs whether it saw it (the two must run at the same time)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    script = f"""#!/bin/sh
+echo "$*" >> "{folder}/calls.log"
+tool=$2
+touch "{folder}/$tool.started"
+if [ {int(wait_for_peer)} = 1 ]; then
+  peer=memcheck; [ "$tool" = memcheck ] && peer=racecheck
+  i=0; while [ ! -e "{folder}/$peer.started" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+  if [ -e "{folder}/$peer.started" ]; then echo "$tool saw $peer" >> "{folder}/overlap.log"; fi
+fi
+echo "========= COMPUTE-SANITIZER"
+case " $* " in *" --padding 65536 "*) padded=1;; *) padded=0;; esac
+if [ "$tool" = memcheck ]; then
+  if [ {int(finding_with_padding)} = 1 ] && [ $padded = 1 ]; then
+    echo "========= Invalid __global__ read of size 4 bytes"
+    echo "=========     at panelLoad+0x90"
+    echo "========= ERROR SUMMARY: 1 error"
+  else
+    echo "========= ERROR SUMMARY: 0 errors"
+  fi
+else
+  if [ {int(race)} = 1 ]; then
+    echo "========= Error: Race reported between Write access and Read access"
+    echo "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)"
+  else
+    echo "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)"
+  fi
+fi
+"""
+    path = folder / "compute-sanitizer"
+    path.write_text(script)
+    path.chmod(0o755)
+    return folder

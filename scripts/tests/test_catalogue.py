@@ -6,7 +6,7 @@ import unittest
 from pathlib import Path
 
 from helpers import Scratch, needs_nvcc, patched
-from suitelib import SuiteError, catalogue, exercises
+from suitelib import SuiteError, catalogue, exercises, sanitize
 from suitelib.model import resolve_source
 
 
@@ -128,11 +128,11 @@ def fake_build(prog, text, tmp):
 
 
 class TestAttemptRunner(CatalogueScratch):
-    """Attempts are judged by the student's own function (exercises.judge_runs) over every recorded run."""
+    """Attempts are judged by the student's own function (judge.judge_runs) over every recorded run."""
 
     def judge_all(self):
         cat = catalogue.load(self.root)["demo"]
-        with patched(catalogue, "build_in_scratch", fake_build):
+        with patched(catalogue, "build_in_scratch", fake_build), patched(sanitize, "available", lambda: False):
             return {a.name: exercises.run_attempt(self.root, a, "h200", cat.student_worded) for a in cat.attempts}
 
     def test_wrong_rejected_correct_accepted(self):
@@ -300,7 +300,7 @@ class TestRealSpeedRules(unittest.TestCase):
 
     def test_figures_are_found_in_the_recordings(self):
         from helpers import REPO
-        from suitelib import exercises
+        from suitelib import speed as speedlib
         from suitelib.model import find_lesson_run
         from suitelib.transcripts import parse_transcript
         cats = catalogue.load(REPO)
@@ -311,7 +311,7 @@ class TestRealSpeedRules(unittest.TestCase):
                 run = find_lesson_run(REPO, name, speed.args)
                 out = parse_transcript(run.transcript_path("h200"))["stdout"]
                 filled = re.sub(r"\[(MS|GFLOPS|VAR)\]", "1.25", out)
-                self.assertEqual(exercises.figure_of(filled, speed), 1.25)
+                self.assertEqual(speedlib.figure_of(filled, speed), 1.25)
                 lesson_text = resolve_source(REPO, name).text
                 slow = catalogue.replace_region(lesson_text, speed.region, speed.slow)
                 self.assertIn(speed.slow.strip(), slow)

@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 
 from helpers import REPO, SCRIPTS, Scratch, no_gpu, patched
-from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, cli, commands, transcripts
+from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, cli, commands, pane
 
 H200_OUT = "GPU: NVIDIA H200 (compute capability 9.0)\n[device] 132 SMs, 60 MiB L2\nanswer 42\nk 1.5 ms  40 regs\n"
 T4_OUT = "GPU: Tesla T4 (compute capability 7.5)\n[device] 40 SMs, 4 MiB L2\nanswer 42\nk 9.25 ms  64 regs\n"
@@ -22,6 +22,18 @@ class TestCommandLine(Scratch):
         self.assertEqual((status, status2), (EXIT_OK, EXIT_OK))
         self.assertTrue(with_args.startswith("https://godbolt.org/#z:"))
         self.assertNotEqual(plain, with_args)
+    def test_help_never_cuts_a_description(self):
+        """`suite.py --help`: each subcommand's line is its docstring's whole first paragraph, a sentence."""
+        parser = cli.build_parser(self.root)
+        sub = next(a for a in parser._actions if getattr(a, "choices", None))
+        for action in sub._choices_actions:
+            with self.subTest(command=action.dest):
+                func = sub.choices[action.dest].get_default("func")
+                first = " ".join(func.__doc__.strip().split("\n\n")[0].split())
+                self.assertEqual(action.help, first)
+                self.assertTrue(action.help.endswith((".", ")")), action.help)
+        self.assertIn("from Compiler Explorer executor panes saved whole", sub.choices["exercise"].description)
+
     def test_no_subcommand_is_usage(self):
         self.assertEqual(self.main()[0], EXIT_USAGE)
 
@@ -91,6 +103,48 @@ class TestUserErrors(Scratch):
         self.assertOneLineError(status, err, EXIT_USAGE)
         self.assertIn("cannot split the row's arguments", err)
 
+    def test_empty_file_names_are_named_as_such(self):
+        """`--pane ''` (and --stdout '', plot --out ''): an empty name, never 'is a directory' (Path('') is '.')."""
+        for argv in (("exercise", "check", "demo", "--pane", ""), ("compare", "demo", "--stdout", ""),
+                     ("plot", "roofline", "x.csv", "--out", "")):
+            with self.subTest(argv=argv):
+                status, _, err = self.main(*argv)
+                self.assertEqual(status, EXIT_USAGE, err)
+                self.assertIn("an empty file name", err)
+                self.assertNotIn("is a directory", err)
+                self.assertNotIn("Traceback", err)
+
+    def test_args_never_swallows_an_option_of_the_tool(self):
+        """`--args --stdout F`: the run's arguments were forgotten; the option is named, not taken as them."""
+        (self.root / "out.txt").write_text("answer 42\n")
+        for argv in (("compare", "demo", "--args", "--stdout", str(self.root / "out.txt")),
+                     ("exercise", "check", "demo", "--pane", str(self.root / "out.txt"), "--args", "--gpu", "h200")):
+            with self.subTest(argv=argv):
+                status, _, err = self.main(*argv)
+                self.assertOneLineError(status, err, EXIT_USAGE)
+                self.assertIn("--args needs the run's arguments as one value", err)
+                self.assertIn(f"this tool's option {argv[argv.index('--args') + 1]}", err)
+        status, _, err = self.main("compare", "demo", "--stdout", str(self.root / "out.txt"), "--args", "--twice")
+        self.assertEqual(status, EXIT_FAIL, err)  # a lesson argument that looks like an option still works
+        self.assertIn("expected/h200/demo@twice.txt", err)
+
+    def test_a_folder_given_as_a_file_reads_well(self):
+        status, _, err = self.main("compare", "demo", "--stdout", str(self.root))
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("is a directory, not an output file", err)
+
+    def test_start_and_check_name_an_unknown_exercise_alike(self):
+        (self.root / "out.txt").write_text("Program returned: 0\n")
+        errors = []
+        for argv in (("exercise", "start", "Demo"), ("exercise", "check", "Demo"),
+                     ("exercise", "check", "Demo", "--pane", str(self.root / "out.txt"))):
+            with no_gpu():
+                status, _, err = self.main(*argv)
+            self.assertOneLineError(status, err, EXIT_USAGE)
+            errors.append(err)
+        self.assertEqual(len(set(errors)), 1, errors)
+        self.assertIn("no exercise called 'Demo': an exercise is a lesson with a starter (have: demo)", errors[0])
+
     def test_lesson_without_a_run_line_is_one_line_in_compare(self):
         self.edit("lessons/demo.cu", "// Run:   ./demo\n// Run:   ./demo --twice\n", "")
         (self.root / "out.txt").write_text("answer 42\n")
@@ -155,7 +209,7 @@ class TestCompare(Scratch):
                 "Program returned: 0\nProgram stdout\n" + T4_OUT + "Program stderr\n")
         status, _, err = self.compare(pane)
         self.assertEqual(status, EXIT_OK, err)
-        self.assertIn("Compiler Explorer's output pane", err)
+        self.assertIn("read as Compiler Explorer's executor pane", err)
         self.assertNotIn("exit code not compared", err)
         status, _, err = self.compare(pane.replace("Program returned: 0", "Program returned: 1"))
         self.assertEqual(status, EXIT_FAIL, err)
@@ -197,14 +251,47 @@ class TestCompare(Scratch):
         self.assertEqual(status, EXIT_OK, err)
 
     def test_copy_from_program_stdout_on(self):
-        """A copy that starts at 'Program stdout' (no 'Program returned' line): judged, exit code not compared."""
+        """A copy that starts at 'Program stdout' (no 'Program returned' line) is partial: refused in one
+        line, unless the user states the exit code (--exit-code N)."""
         status, _, err = self.compare("Program stdout\n" + T4_OUT)
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("a partial pane", err)
+        self.assertIn("--exit-code N", err)
+        status, _, err = self.compare("Program stdout\n" + T4_OUT, "--exit-code", "0")
         self.assertEqual(status, EXIT_OK, err)
-        self.assertIn("from 'Program stdout' on", err)
-        self.assertIn("exit code not compared", err)
-        status, _, err = self.compare("Program stdout\n" + T4_OUT + "Program stderr\nGATE: boom\n")
+        self.assertIn("with the exit code you gave (--exit-code 0)", err)
+        status, _, err = self.compare("Program stdout\n" + T4_OUT + "Program stderr\nGATE: boom\n", "--exit-code", "0")
         self.assertEqual(status, EXIT_FAIL, err)
         self.assertIn("out.txt:7 (line 1 of stderr)", err)
+
+    def test_absent_stream_headings_mean_empty_streams(self):
+        """Compiler Explorer omits the heading of an empty stream: a pane without 'Program stderr' says
+        the program wrote nothing to stderr, which is compared (never taken from the recording)."""
+        status, _, err = self.compare("Program returned: 0\nProgram stdout\n" + T4_OUT)
+        self.assertEqual(status, EXIT_OK, err)
+        self.assertNotIn("stderr not compared", err)
+        self.record(self.run_of("demo"), stdout=H200_OUT, stderr="note: recorded words\n")
+        status, _, err = self.compare("Program returned: 0\nProgram stdout\n" + T4_OUT)
+        self.assertEqual(status, EXIT_FAIL, err)
+        self.assertIn("stderr differs from the recording", err)
+        self.record(self.run_of("demo"), stdout="", stderr="")
+        status, _, err = self.compare("Program returned: 0\n")
+        self.assertEqual(status, EXIT_OK, err)
+
+    def test_exit_code_against_a_panes_own(self):
+        """--exit-code never silently overrides a pane's 'Program returned: N', nor --stderr its stderr."""
+        pane = "Program returned: 1\nProgram stdout\n" + T4_OUT + "Program stderr\nGATE: boom\n"
+        status, _, err = self.compare(pane, "--exit-code", "0")
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("--exit-code 0: ", err)
+        self.assertIn("says 'Program returned: 1'", err)
+        status, _, err = self.compare(pane, "--exit-code", "1")  # agrees with the pane: judged as it says
+        self.assertEqual(status, EXIT_FAIL, err)
+        self.assertIn("exit code 1, the recording says 0", err)
+        (self.root / "err.txt").write_text("")
+        status, _, err = self.compare(pane, "--stderr", str(self.root / "err.txt"))
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("drop --stderr", err)
 
     def test_trailing_spaces_are_not_compared(self):
         spaced = "".join(line + "  \t\n" for line in T4_OUT.splitlines())
@@ -243,13 +330,18 @@ class TestCompare(Scratch):
                 self.assertIn("this pane is a compile error: fix it first", err)
                 self.assertIn('identifier "x" is undefined', err)
 
-    def test_the_compilers_output_pane(self):
-        """The compiler's Output pane: 'Program returned: N', then the program's lines unlabelled."""
-        pane = "ASM generation compiler returned: 0\nExecution build compiler returned: 0\nProgram returned: 0\n" + T4_OUT
-        status, _, err = self.compare(pane)
-        self.assertEqual(status, EXIT_OK, err)
-        self.assertIn("the compiler's Output pane", err)
-        self.assertIn("stderr not compared", err)
+    def test_the_compilers_output_pane_is_refused(self):
+        """The compiler's Output pane: 'Program returned: N', then the program's stderr and stdout
+        unlabelled (static/panes/output.ts): refused in one line naming the executor pane."""
+        for pane in ("ASM generation compiler returned: 0\nExecution build compiler returned: 0\nProgram returned: 0\n"
+                     + "GATE: boom\n" + T4_OUT,
+                     "Program returned: 0\n" + T4_OUT,
+                     "Compiler returned: 0\nProgram returned: 0\n"):
+            with self.subTest(pane=pane[:40]):
+                status, _, err = self.compare(pane)
+                self.assertOneLineError(status, err, EXIT_USAGE)
+                self.assertIn("is the compiler's Output pane", err)
+                self.assertIn("copy Compiler Explorer's executor pane whole", err)
 
     def test_pane_without_execution_is_one_line(self):
         status, _, err = self.compare("Could not execute the program\nCompiler returned: 0\n")
@@ -269,12 +361,12 @@ class TestCompare(Scratch):
         path = self.root / "big.txt"
         with open(path, "wb") as f:
             f.truncate(5 * 2**20)  # sparse: costs no disk
-        real = transcripts.read_text
+        real = pane.read_text
 
         def reader(where, *rest):
             self.assertNotEqual(Path(where), path, "read a refused file")
             return real(where, *rest)
-        with patched(transcripts, "read_text", reader):
+        with patched(pane, "read_text", reader):
             status, _, err = self.main("compare", "demo", "--stdout", str(path))
         self.assertOneLineError(status, err, EXIT_USAGE)
         self.assertIn("5.0 MiB is more than any lesson prints", err)
@@ -291,10 +383,10 @@ class TestCompare(Scratch):
 
     def test_the_pane_reader_keeps_its_shape(self):
         """commands.pasted_result and split_compiler_explorer: the names exercise check --pane relies on."""
-        self.assertEqual(transcripts.split_compiler_explorer("Program returned: 1\nProgram stdout\na\nProgram stderr\nb\n"),
+        self.assertEqual(pane.split_compiler_explorer("Program returned: 1\nProgram stdout\na\nProgram stderr\nb\n"),
                          ("a\n", "b\n", 1))
-        self.assertIsNone(transcripts.split_compiler_explorer("answer 42\n"))
-        (self.root / "out.txt").write_text("Program stdout\nanswer 42\n")
+        self.assertIsNone(pane.split_compiler_explorer("answer 42\n"))
+        (self.root / "out.txt").write_text("answer 42\n")
         args = type("Args", (), {"stdout": self.root / "out.txt", "stderr": None, "exit_code": None})
         result, notes = commands.pasted_result(args, {"stderr": "", "exit_code": 0})
         self.assertEqual((result["stdout"], result["stderr"], result["exit_code"]), ("answer 42\n", "", 0))

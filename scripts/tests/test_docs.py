@@ -2,6 +2,7 @@
 and the docs check's messages (the changed line, and a transcript changed since the GPU record)."""
 
 import json
+import re
 import unittest
 
 from helpers import REPO, Scratch
@@ -75,6 +76,17 @@ class TestDocs(Scratch):
         self.assertNotIn("godbolt.org", readme)
         self.assertLess(max(len(line) for line in readme.splitlines()), 300)
         self.assertIn("## demo", (self.root / "docs/compiler-explorer.md").read_text())
+
+    def test_the_links_page_opens_with_the_how_to(self):
+        """docs/compiler-explorer.md: which pane to copy, a run's arguments, the limits, lesson vs starter,
+        before the first link."""
+        page = (self.root / "docs/compiler-explorer.md").read_text()
+        first_link = page.index("godbolt.org")
+        for words in ("executor pane", "Program returned: N", "Output pane", "--args", "limits",
+                      "Lesson or starter", "exercise check NAME --pane FILE"):
+            with self.subTest(words=words):
+                self.assertLess(page.find(words), first_link)
+                self.assertGreaterEqual(page.find(words), 0)
 
     def test_stale_snippet_quote(self):
         self.edit("lessons/demo.cu", "int answer() { return 42; }", "int answer() { return 7 * 6; }")
@@ -169,3 +181,28 @@ class TestAnEighthLesson(Scratch):
         self.assertIn("./eighth --twice", (self.root / "lessons/eighth.md").read_text())
         self.assertCheckPasses("docs")
         self.assertCheckFails("transcripts", "lessons/eighth.cu:", "has no transcript")
+
+
+class TestNewcomerReadme(unittest.TestCase):
+    """The real README: the route without a GPU (the test command, its time and skips, then Compiler
+    Explorer and panes) sits beside the GPU one, before the lesson table; no command it gives leaves a
+    binary in the repository."""
+
+    def setUp(self):
+        self.text = (REPO / "README.md").read_text(encoding="utf-8")
+        self.start = self.text[:self.text.index("## Lessons")]
+
+    def test_both_routes_come_first(self):
+        for words in ("**With an NVIDIA GPU**", "python3 scripts/suite.py run testing", "**Without a GPU**",
+                      "scripts/install-deps.sh && cmake --workflow --preset cpu", "a few minutes", "skipped",
+                      "docs/compiler-explorer.md", "executor pane", "exercise check NAME --pane FILE",
+                      "Every run a pane can judge has passed", "GoogleTest"):
+            with self.subTest(words=words):
+                self.assertIn(words, self.start)
+        self.assertLess(self.start.index("**With an NVIDIA GPU**"), self.start.index("**Without a GPU**"))
+        self.assertLess(self.start.index("**Without a GPU**"), self.start.index("Both routes need"))
+
+    def test_no_build_line_writes_into_the_repository(self):
+        for m in re.finditer(r"nvcc [^`\n]*?-o (\S+)", self.text):
+            with self.subTest(output=m.group(1)):
+                self.assertTrue(m.group(1).startswith("/"), f"{m.group(0)} leaves a binary in the working folder")

@@ -9,14 +9,20 @@ import unittest
 from pathlib import Path
 
 from helpers import REPO, Scratch, no_gpu, patched
-from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, SuiteError, catalogue, celink, exercises, running
-from suitelib.exercises import speed_decision, verdict
+from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, SuiteError, catalogue, celink, running, sanitize, speed
+from suitelib.judge import verdict
+from suitelib.speed import speed_decision
 from suitelib.transcripts import parse_transcript
 
 LESSON_OUT = "GPU: NVIDIA H200 (compute capability 9.0)\n[device] 132 SMs\nnote: the lesson's words\nanswer 42\nk 1.5 ms\n"
 TWICE_OUT = LESSON_OUT.replace("answer 42", "answer 84")
 T4 = "GPU: Tesla T4 (compute capability 7.5)\n[device] 40 SMs\nnote: my own words\n"
 FACTS = running.GpuFacts("NVIDIA H200", "h200", "13.0")
+
+
+def no_sanitizer():
+    """compute-sanitizer absent, whatever this machine has (the fake programs cannot run under it)."""
+    return patched(sanitize, "available", lambda: False)
 
 
 def by_arg(default, twice):
@@ -80,6 +86,48 @@ class TestExerciseStart(ExerciseScratch):
         status, _, err = self.main("exercise", "start", "demo", "--force")
         self.assertOneLineError(status, err, EXIT_USAGE)
 
+    def test_start_never_writes_through_a_link_anywhere(self):
+        """Found 6: --force wrote through a link to ../.git/config or ../CMakeLists.txt (outside the folders
+        it protected). A link at exercises/NAME.cu is refused wherever it points, dangling too."""
+        (self.root / ".git").mkdir()
+        for rel in ("CMakeLists.txt", ".git/config"):
+            (self.root / rel).write_text("keep me\n")
+        link = self.root / "exercises/demo.cu"
+        for target in ("../CMakeLists.txt", "../.git/config", "../nowhere/x.cu"):
+            for extra in ((), ("--force",)):
+                with self.subTest(target=target, extra=extra):
+                    if os.path.lexists(link):
+                        link.unlink()
+                    os.symlink(target, link)
+                    status, _, err = self.main("exercise", "start", "demo", *extra)
+                    self.assertOneLineError(status, err, EXIT_USAGE)
+                    self.assertIn("exercises/demo.cu is a symbolic link to " + target, err)
+                    self.assertIn("refusing to write through it", err)
+        for rel in ("CMakeLists.txt", ".git/config"):
+            self.assertEqual((self.root / rel).read_text(), "keep me\n")
+        self.assertFalse((self.root / "nowhere").exists())
+
+    def test_start_refuses_an_exercises_folder_that_is_a_link_anywhere(self):
+        import tempfile
+        outside = Path(tempfile.mkdtemp(prefix="suite-outside-"))
+        try:
+            (self.root / "exercises").rmdir()
+            os.symlink(outside, self.root / "exercises")
+            for extra in ((), ("--force",)):
+                status, _, err = self.main("exercise", "start", "demo", *extra)
+                self.assertOneLineError(status, err, EXIT_USAGE)
+                self.assertIn("exercises/ is a symbolic link", err)
+            self.assertEqual(list(outside.iterdir()), [])
+        finally:
+            outside.rmdir()
+
+    def test_start_writes_a_real_file(self):
+        status, _, err = self.main("exercise", "start", "demo", writes=True)
+        self.assertEqual(status, EXIT_OK, err)
+        path = self.root / "exercises/demo.cu"
+        self.assertFalse(path.is_symlink())
+        self.assertEqual(sorted(p.name for p in path.parent.iterdir()), ["demo.cu"])  # no temporary left
+
     def test_unknown_exercise(self):
         status, _, err = self.main("exercise", "start", "nosuch")
         self.assertOneLineError(status, err, EXIT_USAGE)
@@ -94,7 +142,7 @@ class TestExerciseCheck(ExerciseScratch):
     def check(self, script, *extra, gpu=False):
         bin_dir = self.fake("demo_exercise", script)
         with patched(running, "detect_gpu", lambda: FACTS if gpu else None), \
-                patched(running, "gpu_present", lambda: gpu):
+                patched(running, "gpu_present", lambda: gpu), no_sanitizer():
             return self.main("exercise", "check", "demo", "--bin-dir", str(bin_dir), *extra)
 
     def test_every_recorded_run_is_judged_and_passes(self):
@@ -187,7 +235,7 @@ class TestExercisePane(ExerciseScratch):
         path = self.root / "pane.txt"
         path.write_text(text)
         with no_gpu():
-            return self.main("exercise", "check", "demo", "--pane", str(path), *extra)
+            return self.main("exercise", "check", "demo", "--pane", str(path), *extra, writes=True)
 
     def record_budget(self, twice_wall):
         entry = {"program": "lessons/demo.cu", "wall_s_1core": 1.0, "peak_rss_mib": 50.0, "output_bytes": 100,
@@ -231,7 +279,7 @@ class TestExercisePane(ExerciseScratch):
         self.record_budget(twice_wall=2.0)
         status, out, _ = self.judge(pane(T4 + "answer 42\nk 3 ms\n"))
         self.assertEqual(status, EXIT_OK, out)
-        self.assertIn("Not judged by this pane: 1 of the 2 recorded runs", out)
+        self.assertIn("Still to pass from a pane: 1 of the 2 runs a pane can judge (1 passed; one pane per run):", out)
         self.assertIn("- ./demo --twice: fits Compiler Explorer's budget", out)
         self.assertIn("open: scripts/suite.py ce-link exercises/demo.cu --args --twice", out)
         status, link, _ = self.main("ce-link", "exercises/demo.cu", "--args", "--twice")
@@ -246,8 +294,13 @@ class TestExercisePane(ExerciseScratch):
         self.record_budget(twice_wall=12.0)
         status, out, _ = self.judge(pane(T4 + "answer 42\nk 3 ms\n"))
         self.assertEqual(status, EXIT_OK, out)
-        self.assertIn("- ./demo --twice: needs a real GPU", out)
-        self.assertIn("wall_s_1core 12.0 > 5.0", out)
+        self.assertIn("Every run a pane can judge has passed (1 of the 2 recorded runs); only a GPU can judge: "
+                      "the run ./demo --twice (over Compiler Explorer's budget: recorded wall_s_1core 12.0 > 5.0)", out)
+        self.assertNotIn("- ./demo --twice", out)
+        status, out, _ = self.judge(pane(T4 + "answer 84\nk 3 ms\n"), "--args", "--twice")  # it fit after all
+        self.assertEqual(status, EXIT_OK, out)
+        self.assertIn("Every run a pane can judge has passed (2 of the 2 recorded runs); only a GPU can judge: "
+                      "compute-sanitizer", out)
         self.assertNotIn("godbolt.org", out)
 
     def test_without_a_record_the_budget_is_said_to_be_unknown(self):
@@ -258,12 +311,22 @@ class TestExercisePane(ExerciseScratch):
         self.edit_catalogue(lambda d: d["exercise"].update(speed=SPEED))
         status, out, _ = self.judge(pane(T4 + "answer 42\nk 3 ms\n"))
         self.assertEqual(status, EXIT_OK, out)
-        self.assertIn("speed: not judged from a pasted pane", out)
+        self.assertIn("Only a GPU can judge: the speed of 'twice' (timed against the lesson's own kernel)", out)
 
-    def test_a_file_that_is_no_pane_says_the_exit_code_is_not_compared(self):
-        status, out, _ = self.judge(T4 + "answer 42\nk 3 ms\n")
-        self.assertEqual(status, EXIT_OK, out)
-        self.assertIn("exit code not compared (save the whole pane", out)
+    def test_a_file_without_program_returned_is_not_judged(self):
+        """No verdict without evidence: a plain stdout file or a copy from 'Program stdout' on has no exit
+        code (the untouched starter's stdout alone would pass); not judged, nothing recorded."""
+        path = self.root / "pane.txt"
+        for text, said in ((T4 + "answer 42\nk 3 ms\n", "it has no 'Program returned: N' line"),
+                           ("Program stdout\n" + T4 + "answer 42\nk 3 ms\n", "a partial pane")):
+            with self.subTest(said=said):
+                path.write_text(text)
+                with no_gpu():
+                    status, out, err = self.main("exercise", "check", "demo", "--pane", str(path))
+                self.assertOneLineError(status, err, EXIT_USAGE)
+                self.assertIn("not judged: " + said, err)
+                self.assertIn("copy Compiler Explorer's executor pane whole", err)
+                self.assertEqual(out, "")
 
 
 # --- speed ------------------------------------------------------------------------------------
@@ -304,9 +367,9 @@ class TestSpeedDecision(unittest.TestCase):
     def test_messages_say_what_to_look_at(self):
         spec = catalogue.Speed(SPEED)
         sol, slow = [1.0] * 5, [3.0] * 5
-        self.assertIn("Look at: the loop", exercises.speed_message(speed_decision(slow, sol, slow), spec))
+        self.assertIn("Look at: the loop", speed.speed_message(speed_decision(slow, sol, slow), spec))
         self.assertIn("inconclusive: re-run on an idle GPU",
-                      exercises.speed_message(speed_decision(sol, sol, [1.0] * 5), spec))
+                      speed.speed_message(speed_decision(sol, sol, [1.0] * 5), spec))
 
 
 def fake_speed_build(prog, text, tmp):
@@ -331,7 +394,8 @@ class TestSpeedCheck(ExerciseScratch):
         text = (self.root / "exercises/demo.cu").read_text()
         (self.root / "fakebuild").mkdir()
         bin_dir = self.fake("demo_exercise", fake_speed_build(None, text, self.root / "fakebuild")[0].read_text())
-        with patched(running, "detect_gpu", lambda: FACTS), patched(catalogue, "build_in_scratch", fake_speed_build):
+        with patched(running, "detect_gpu", lambda: FACTS), patched(catalogue, "build_in_scratch", fake_speed_build), \
+                no_sanitizer():
             return self.main("exercise", "check", "demo", "--bin-dir", str(bin_dir))
 
     def test_a_kernel_as_fast_as_the_solution_passes(self):
@@ -360,17 +424,17 @@ class TestSpeedCheck(ExerciseScratch):
             calls.append(Path(path).name)
             return {"exit_code": 0, "stdout": "k 2 ms\n" if Path(path).name != "b" else "no figure\n", "stderr": ""}
         spec = catalogue.Speed(dict(SPEED, rounds=3))
-        figures = exercises.time_rounds([("a", "a"), ("c", "c")], [], spec, runner)
+        figures = speed.time_rounds([("a", "a"), ("c", "c")], [], spec, runner)
         self.assertEqual(calls, ["a", "c", "c", "a", "a", "c"])
         self.assertEqual(figures, {"a": [2.0] * 3, "c": [2.0] * 3})
         with self.assertRaisesRegex(SuiteError, "speed: b .* printed no figure"):
-            exercises.time_rounds([("a", "a"), ("b", "b")], [], spec, runner)
+            speed.time_rounds([("a", "a"), ("b", "b")], [], spec, runner)
 
     def test_figure_after_a_section_line(self):
         spec = catalogue.Speed(dict(SPEED, figure=r"time: median (\S+) ms", after=r"^Step 3 "))
         out = "Step 1\n  time: median 9.0 ms\nStep 3 - x\n  check\n  time: median 2.5 ms\nStep 4\n  time: median 1.0 ms\n"
-        self.assertEqual(exercises.figure_of(out, spec), 2.5)
-        self.assertIsNone(exercises.figure_of("Step 1\n  time: median 9.0 ms\n", spec))
+        self.assertEqual(speed.figure_of(out, spec), 2.5)
+        self.assertIsNone(speed.figure_of("Step 1\n  time: median 9.0 ms\n", spec))
 
 
 class TestExerciseVerdictOnRealTranscripts(unittest.TestCase):

@@ -17,8 +17,10 @@ TOOLS = ["dirname", "id", "sh", "cat", "cut", "tr"]
 
 
 class TestInstallDeps(unittest.TestCase):
-    def run_script(self, tools, pythons=None, fakes=None):
-        """install-deps.sh with PATH holding only `tools` and the fake programs {name: sh script}."""
+    def run_script(self, tools, pythons=None, fakes=None, gtest_dirs=None):
+        """install-deps.sh with PATH holding only `tools` and the fake programs {name: sh script};
+        gtest_dirs: where it looks for GoogleTest (default: the real places)."""
+        self.assertFalse(set(tools) & set(fakes or {}), "a fake must not be written through a tool's link")
         with tempfile.TemporaryDirectory() as tmp:
             for tool in tools:
                 found = shutil.which(tool)
@@ -29,6 +31,8 @@ class TestInstallDeps(unittest.TestCase):
                 (Path(tmp) / name).chmod(0o755)
             candidates = " ".join(f"{tmp}/{name}" for name in pythons) if pythons else "/bin/false"
             env = dict(os.environ, PATH=tmp, INSTALL_DEPS_PYTHONS=candidates)
+            if gtest_dirs is not None:
+                env["INSTALL_DEPS_GTEST_DIRS"] = " ".join(str(d) for d in gtest_dirs)
             done = subprocess.run(["/bin/bash", str(SCRIPTS / "install-deps.sh")], capture_output=True, text=True,
                                   env=env, timeout=120)
             done.tmp = tmp
@@ -54,6 +58,55 @@ class TestInstallDeps(unittest.TestCase):
         done = self.run_script(TOOLS, pythons=["python3"], fakes={"python3": "exit 0"})
         self.assertEqual(done.returncode, 0, done.stderr)
         self.assertIn(f"matplotlib is there for {done.tmp}/python3 (the python3 on PATH)", done.stdout)
+
+
+class TestInstallGoogleTest(unittest.TestCase):
+    """install-deps installs GoogleTest where apt-get can (libgtest-dev), else says how to get it."""
+
+    NO_ID = [tool for tool in TOOLS if tool != "id"]
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.lib = Path(self.tmp.name) / "lib"
+        self.lib.mkdir()
+        self.log = Path(self.tmp.name) / "apt.log"
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def apt_get(self, update_ok=True):
+        """A fake apt-get that logs its calls and 'installs' libgtest-dev into self.lib."""
+        return (f'echo "$*" >> {self.log}\n'
+                f'case "$*" in *update*) exit {0 if update_ok else 100};; esac\n'
+                f'case "$*" in *libgtest-dev*) : > {self.lib}/libgtest.a;; esac\nexit 0')
+
+    def test_without_apt_get_it_says_how(self):
+        done = TestInstallDeps.run_script(self, TOOLS, gtest_dirs=[self.lib])
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("GoogleTest not installed (no apt-get here)", done.stderr)
+        self.assertIn("'apt-get install libgtest-dev' (Debian/Ubuntu)", done.stderr)
+
+    def test_found_is_said(self):
+        (self.lib / "libgtest.a").write_text("")
+        done = TestInstallDeps.run_script(self, TOOLS, gtest_dirs=[self.lib])
+        self.assertIn("install-deps: GoogleTest is there", done.stdout)
+
+    def test_apt_get_installs_it(self):
+        done = TestInstallDeps.run_script(self, self.NO_ID, gtest_dirs=[self.lib],
+                                          fakes={"id": "echo 0", "apt-get": self.apt_get()})
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("install-deps: installed GoogleTest (libgtest-dev)", done.stdout)
+        calls = self.log.read_text().splitlines()
+        self.assertEqual(sum("update" in c for c in calls), 1, calls)
+        self.assertTrue(any("install" in c and "libgtest-dev" in c for c in calls), calls)
+
+    def test_a_failed_update_is_tried_once(self):
+        """No network: apt-get update fails; neither GoogleTest nor matplotlib tries it again."""
+        done = TestInstallDeps.run_script(self, self.NO_ID, gtest_dirs=[self.lib],
+                                          fakes={"id": "echo 0", "apt-get": self.apt_get(update_ok=False)})
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("apt-get could not install libgtest-dev", done.stderr)
+        self.assertEqual(self.log.read_text().splitlines(), ["update -qq"])
 
 
 class TestExerciseTargets(unittest.TestCase):

@@ -125,6 +125,34 @@ class TestPlotErrors(PlotCase):
         self.assertOneLine(status, text, EXIT_FAIL)
         self.assertIn("gflops = 'inf' is not a finite number", text)
 
+    def test_out_that_is_a_link_is_refused(self):
+        """plot --out never writes through a symbolic link (dangling or not): refused before drawing."""
+        victim = self.dir / "victim.png"
+        victim.write_bytes(b"keep me")
+        for target in (victim, self.dir / "nowhere.png"):
+            link = self.dir / "chart.png"
+            if os.path.lexists(link):
+                link.unlink()
+            link.symlink_to(target)
+            status, _, text = self.plot("sweep", SWEEP_CSV, out=link)
+            self.assertOneLine(status, text, EXIT_USAGE)
+            self.assertIn("is a symbolic link", text)
+        self.assertEqual(victim.read_bytes(), b"keep me")
+        self.assertFalse((self.dir / "nowhere.png").exists())
+
+    def test_without_matplotlib_it_names_the_interpreter_that_has_it(self):
+        fake = self.dir / "python3-with-mpl"
+        fake.write_text("#!/bin/sh\nexit 0\n")
+        fake.chmod(0o755)
+        lacking = self.dir / "python3-without"
+        lacking.write_text("#!/bin/sh\nexit 1\n")
+        lacking.chmod(0o755)
+        found = plots.python_with_matplotlib([str(lacking), str(fake)])
+        self.assertEqual(found, str(fake))
+        self.assertIn(f"{fake} has it: run '{fake} scripts/suite.py plot ...'", plots.no_matplotlib_message(found))
+        self.assertIsNone(plots.python_with_matplotlib([str(lacking)]))
+        self.assertIn("installs python3-matplotlib for /usr/bin/python3", plots.no_matplotlib_message(None))
+
     def test_out_inside_expected_is_refused(self):
         suite = self.dir / "suite"
         for sub in ("lessons", "expected/h200/data"):

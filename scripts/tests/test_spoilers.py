@@ -67,7 +67,7 @@ Write the tiled kernel in `exercises/alpha.cu`.
 """
 
 
-class SpoilerSuite(unittest.TestCase):
+class TestSpoilers(unittest.TestCase):
     """lessons/alpha.cu holds the solution 'tiled'; beta is another lesson."""
 
     def setUp(self):

@@ -7,7 +7,7 @@ import unittest
 from pathlib import Path
 
 from helpers import Scratch
-from suitelib import anchors, commands, exercises, running, verify, verifyrun
+from suitelib import anchors, commands, exercises, running, speed, verify, verifyrun
 from suitelib.model import programs
 
 CTEST_OUT = """
@@ -203,8 +203,8 @@ class TestVerifyRecord(Scratch):
         verify.write_record(self.root, "h200", {"gpu": "g", "toolkit": "t", "recorded_at": "x", "programs": [],
                                                 "exercise_speed": [entry]})
         stored = json.loads((self.root / "expected/h200/verify.json").read_text())["exercise_speed"][0]
-        self.assertEqual(stored["threshold"], round(3.0 ** exercises.SPEED_BAR, 4))
-        self.assertEqual(stored["attempts"][0]["outcome"], exercises.speed_outcome(2.0, 3.0, 1.02)[0])
+        self.assertEqual(stored["threshold"], round(3.0 ** speed.SPEED_BAR, 4))
+        self.assertEqual(stored["attempts"][0]["outcome"], speed.speed_outcome(2.0, 3.0, 1.02)[0])
 
     def test_the_record_is_judged_by_todays_rule_not_its_stored_outcome(self):
         self.add_speed()

@@ -1,0 +1,91 @@
+"""compute-sanitizer on a student's program: the checks `exercise check` runs on a GPU after every
+recorded run passed, and that the catalogue's attempts get too (exercises.run_attempt), so a wrong
+attempt that no recorded output shows is still caught where it reads or races.
+
+- memcheck with padding after every allocation: without it, a read past the end of one buffer
+  lands inside the next allocation and memcheck reports nothing (gemm_ladder's panel loads without
+  their edge guards: 0 errors unpadded, "Invalid __global__ read" with --padding 65536 on the H200);
+- racecheck where the exercise has a barrier (__syncthreads in a solution or exercise region, the
+  student's or the lesson's): a missing or misplaced barrier may print right numbers on one GPU.
+Both run on the lesson's Sanitize: line (its compute-sanitizer options and arguments), at the same
+time. A finding, or a tool that gives no verdict, rejects the attempt. Where compute-sanitizer is
+absent the verdict says which checks were not run.
+"""
+
+import concurrent.futures
+import re
+import shutil
+
+from . import catalogue
+from .model import parse_regions
+
+PADDING_BYTES = 65536  # compute-sanitizer --padding: bytes of padding after every CUDA allocation
+BARRIER = re.compile(r"\b__syncthreads\w*\s*\(")
+LOG_LINE = re.compile(r"^=+ (\S.*)$")  # '========= Invalid __global__ read ...'; details are indented
+
+
+def has_barrier(*texts):
+    """Does a solution or exercise region of any of these sources call __syncthreads?"""
+    for text in texts:
+        regions, _ = parse_regions("", text or "")
+        if any(r.kind in ("solution", "exercise") and BARRIER.search(r.body) for r in regions):
+            return True
+    return False
+
+
+def checks(*texts):
+    """[(tool, extra options, what it looks for)] for an exercise whose sources are texts."""
+    found = [("memcheck", ["--padding", str(PADDING_BYTES)],
+              f"memcheck with {PADDING_BYTES // 1024} KiB of padding after every allocation")]
+    if has_barrier(*texts):
+        found.append(("racecheck", [], "racecheck (the exercise has a __syncthreads barrier)"))
+    return found
+
+
+def sanitize_command(prog):
+    options, args = prog.sanitize_spec()
+    return " ".join(["./" + prog.name] + args), options, args
+
+
+def describe(prog, *texts):
+    """The sanitizer checks in words, for the verdicts that cannot run them (a pane; no sanitizer)."""
+    command, _, _ = sanitize_command(prog)
+    return " and ".join(what for _, _, what in checks(*texts)) + f" on the lesson's Sanitize: run {command}"
+
+
+def available():
+    return shutil.which("compute-sanitizer") is not None
+
+
+def first_finding(log):
+    """The first line of a sanitizer log that names a finding (else its last line)."""
+    for line in log.splitlines():
+        m = LOG_LINE.match(line)
+        if m and "COMPUTE-SANITIZER" not in m.group(1) and "SUMMARY" not in m.group(1):
+            return m.group(1).strip()[:200]
+    lines = [ln.strip() for ln in log.splitlines() if ln.strip()]
+    return lines[-1][:200] if lines else "(no output)"
+
+
+def judge(binary, prog, *texts):
+    """(ok, lines) of the sanitizer checks of a built program: ok True when every check reported
+    nothing, False on a finding or a check without a verdict, None where compute-sanitizer is absent."""
+    command, options, args = sanitize_command(prog)
+    todo = checks(*texts)
+    if not available():
+        return None, ["sanitizer: not run here (compute-sanitizer is not on PATH): "
+                      + " and ".join(what for _, _, what in todo) + f" on {command}"]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(todo)) as pool:
+        results = list(pool.map(lambda c: catalogue.sanitizer_findings(binary, args, c[0], list(options) + c[1]),
+                                todo))
+    ok, lines = True, []
+    for (tool, _, what), (findings, log) in zip(todo, results):
+        if findings == 0:
+            lines.append(f"{tool}: passed ({what}, on {command})")
+        elif findings is None:
+            ok = False
+            lines.append(f"{tool}: FAILED: no verdict on {command}: {first_finding(log)}")
+        else:
+            ok = False
+            lines.append(f"{tool}: FAILED: {findings} finding(s) on {command} ({what}): {first_finding(log)}")
+    return ok, lines

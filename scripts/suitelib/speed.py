@@ -1,0 +1,239 @@
+"""Speed where speed is the point (the catalogue's "speed" rule): on a GPU, the student's kernel is
+timed against the lesson's own and a slow reference, alternating, and decided by speed_decision;
+verify's serial speed phase times every correct attempt the same way, and `check` re-judges the
+recorded measurements (speed_problems).
+"""
+
+import concurrent.futures
+import math
+import os
+import re
+import statistics
+import tempfile
+from pathlib import Path
+
+from . import EXIT_OK, SuiteError
+from . import catalogue, running
+from .model import find_lesson_run, lesson
+
+
+def figure_of(text, speed):
+    """The measured figure of the region's kernel in a program's stdout, or None."""
+    lines = text.splitlines()
+    if speed.after:
+        k = next((i for i, line in enumerate(lines) if re.search(speed.after, line)), None)
+        if k is None:
+            return None
+        lines = lines[k + 1:]
+    for line in lines:
+        m = re.search(speed.figure, line)
+        if m:
+            try:
+                value = float(m.group(1))
+            except ValueError:
+                return None
+            return value if math.isfinite(value) and value > 0 else None
+    return None
+
+
+def time_rounds(binaries, args, speed, run_fn=None):
+    """{key: [figure per round]} of binaries [(key, path)], run serially in `speed.rounds` rounds, the
+    order rotated each round so no program always runs first (clocks warm up, a neighbour job ends).
+
+    SuiteError naming the program when a run fails or prints no figure."""
+    run_fn = run_fn or running.run_binary
+    figures = {key: [] for key, _ in binaries}
+    for r in range(speed.rounds):
+        order = binaries[r % len(binaries):] + binaries[:r % len(binaries)]
+        for key, path in order:
+            result = run_fn(path, args)
+            value = figure_of(result["stdout"], speed) if result["exit_code"] == EXIT_OK else None
+            if value is None:
+                raise SuiteError(f"speed: {key} ({' '.join(args) or 'no arguments'}) exited {result['exit_code']} "
+                                 f"or printed no figure matching {speed.figure!r}: " + catalogue.one_line(result))
+            figures[key].append(value)
+    return figures
+
+
+def speed_decision(student, solution, slow, better="lower"):
+    """Decide from the rounds' figures (one per round, same round = same index).
+
+    Work in cost (a time; 1/rate where higher is better). Per round, the student's cost and the slow
+    reference's over the solution's; S and W are their medians; the spread is the largest max/min of
+    one program's rounds. speed_outcome decides from S, W and the spread alone, so check re-judges a
+    record's measurements with the rule of today."""
+    cost = (lambda v: v) if better == "lower" else (lambda v: 1.0 / v)
+    stu, sol, slo = ([cost(v) for v in xs] for xs in (student, solution, slow))
+    S = statistics.median(a / b for a, b in zip(stu, sol))
+    W = statistics.median(a / b for a, b in zip(slo, sol))
+    spread = max(max(xs) / min(xs) for xs in (stu, sol, slo))
+    outcome, T = speed_outcome(S, W, spread)
+    return {"ratio": round(S, 4), "slow_ratio": round(W, 4), "threshold": round(T, 4),
+            "spread": round(spread, 4), "separated": W > spread, "outcome": outcome}
+
+
+# Where the bar sits between the solution (cost 1) and the slow reference (cost W), in log terms.
+# Measured on the H200 (expected/h200/verify.json, exercise_speed): correct kernels of the same
+# design written another way reach up to 0.55 of the way (report_data's padded tiles: 1.31 times
+# the solution, the slow reference 1.64), so a bar at the midpoint (0.5) fails correct work; at
+# three quarters it passes every correct attempt measured and still fails a kernel nearer the slow
+# reference than that.
+SPEED_BAR = 0.75
+
+
+def speed_outcome(S, W, spread):
+    """(outcome, bar T = W ** SPEED_BAR). The verdict is only as sure as the runs are steady:
+      - W <= spread: the two references are not told apart on this GPU now: inconclusive;
+      - S below T by more than half the spread (in log terms): passed;
+      - S above T by more than half the spread: failed;
+      - else inconclusive.
+    With W > spread, S = 1 (the solution's own speed) passes and S = W fails."""
+    T = W ** SPEED_BAR if W > 0 else 0.0
+    half = math.sqrt(spread)
+    if W <= spread:
+        return "inconclusive", T
+    if S * half < T:
+        return "passed", T
+    if S > T * half:
+        return "failed", T
+    return "inconclusive", T
+
+
+def speed_message(d, speed, who="your kernel"):
+    """Plain words for one speed decision, with what to look at."""
+    unit = "time" if speed.better == "lower" else "cost (1 / rate)"
+    facts = (f"{who}'s median {unit} is {d['ratio']:.2f} times the lesson's solution; {speed.slow_description} "
+             f"is at {d['slow_ratio']:.2f} times; the bar is {d['threshold']:.2f} times (three quarters of the way "
+             f"there, in log terms); "
+             f"run-to-run spread {100 * (d['spread'] - 1):.1f}%")
+    if d["outcome"] == "passed":
+        return f"speed: passed: {facts}"
+    if d["outcome"] == "failed":
+        return f"speed: FAILED: {facts}. Look at: {speed.look_at}"
+    why = ("the solution and the slow reference are not told apart by more than the spread"
+           if not d["separated"] else f"{who} sits within the spread of the bar")
+    return f"speed: inconclusive: re-run on an idle GPU ({why}): {facts}"
+
+
+def speed_run(root, name, speed):
+    return find_lesson_run(root, name, speed.args)
+
+
+def reference_texts(root, name, speed):
+    """(solution text, slow reference text): the lesson, and the lesson with the region made slow."""
+    text = lesson(root, name).text
+    return text, catalogue.replace_region(text, speed.region, speed.slow)
+
+
+def build_all(prog, texts, tmp):
+    """{key: binary} of texts {key: source}, each built with the lesson's Build: line in its own folder
+    (the builds in parallel: compiling is CPU work; only the timing must run alone)."""
+    folders = {key: Path(tmp) / key.replace(" ", "_") for key in texts}
+    for folder in folders.values():
+        folder.mkdir()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(len(texts), os.cpu_count() or 1))) as pool:
+        built = dict(zip(texts, pool.map(lambda key: catalogue.build_in_scratch(prog, texts[key], folders[key]), texts)))
+    out = {}
+    for key, (binary, failure) in built.items():
+        if binary is None:
+            raise SuiteError(f"speed: {key}: {failure}")
+        out[key] = binary
+    return out
+
+
+def speed_check(root, name, student_text, speed, run_fn=None):
+    """(outcome, lines): the student's program against the solution and the slow reference, on this GPU."""
+    run = speed_run(root, name, speed)
+    solution, slow = reference_texts(root, name, speed)
+    lines = [f"speed ('{speed.region}' is about speed): timing your program, the lesson's and {speed.slow_description} "
+             f"at {run.command()}, {speed.rounds} alternating rounds each (all three built with the lesson's Build: line)"]
+    with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
+        bins = build_all(lesson(root, name), {"your program": student_text, "solution": solution,
+                                              "slow reference": slow}, tmp)
+        figures = time_rounds(list(bins.items()), run.args, speed, run_fn)
+    d = speed_decision(figures["your program"], figures["solution"], figures["slow reference"], speed.better)
+    return d["outcome"], lines + [speed_message(d, speed)]
+
+
+def speed_texts(root, cats, name):
+    """{key: source} a speed exercise times: the solution, the slow reference, each correct attempt."""
+    speed = cats[name].speed
+    solution, slow = reference_texts(root, name, speed)
+    texts = {"solution": solution, "slow reference": slow}
+    texts.update({"attempt " + a.name: a.apply(catalogue.base_program(root, a).text) for a in speed_attempts(cats, name)})
+    return texts
+
+
+def speed_attempts(cats, name):
+    return [a for a in cats[name].attempts if a.region == cats[name].speed.region and a.kind == "correct"]
+
+
+def speed_phase(root, cats, names, progress=print, run_fn=None, built=None):
+    """verify's serial speed phase: per speed exercise, the solution, the slow reference and every
+    correct attempt of its region timed in alternating rounds; one record entry each. built: {name:
+    {key: binary} or an error text} from verify's parallel phase; a name not in it is built here."""
+    out = []
+    for name in names:
+        speed = cats[name].speed if name in cats else None
+        if speed is None:
+            continue
+        run = speed_run(root, name, speed)
+        correct = speed_attempts(cats, name)
+        entry = {"lesson": name, "region": speed.region, "run": run.id, "figure": speed.figure,
+                 "better": speed.better, "rounds": speed.rounds}
+        try:
+            with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
+                bins = (built or {}).get(name)
+                if bins is None:
+                    progress(f"speed {name}/{speed.region}: building")
+                    bins = build_all(lesson(root, name), speed_texts(root, cats, name), tmp)
+                if isinstance(bins, str):
+                    raise SuiteError(bins)
+                progress(f"speed {name}/{speed.region}: timing {len(bins)} programs, {speed.rounds} rounds")
+                figures = time_rounds(list(bins.items()), run.args, speed, run_fn)
+        except SuiteError as exc:
+            entry.update(error=str(exc), attempts=[{"name": a.name, "outcome": "not timed"} for a in correct])
+            out.append(entry)
+            continue
+        ref = speed_decision(figures["slow reference"], figures["solution"], figures["slow reference"], speed.better)
+        entry.update(solution_ratio=1.0, slow_ratio=ref["slow_ratio"], threshold=ref["threshold"],
+                     spread=ref["spread"], separated=ref["separated"],
+                     medians={k: statistics.median(v) for k, v in figures.items()}, attempts=[])
+        for a in correct:
+            d = speed_decision(figures["attempt " + a.name], figures["solution"], figures["slow reference"], speed.better)
+            entry["attempts"].append({"name": a.name, "ratio": d["ratio"], "outcome": d["outcome"]})
+        out.append(entry)
+    return out
+
+
+def speed_problems(record, cats, rel):
+    """check verify-record: every speed exercise recorded, its references told apart, every correct attempt passed."""
+    entries = {(e.get("lesson"), e.get("region")): e for e in record.get("exercise_speed", []) if isinstance(e, dict)}
+    errors = []
+    for name, cat in sorted(cats.items()):
+        if cat.speed is None:
+            continue
+        e = entries.get((name, cat.speed.region))
+        if e is None:
+            errors.append(f"{rel}: speed exercise {name}/{cat.speed.region} has no exercise_speed record (run verify)")
+            continue
+        if e.get("error"):
+            errors.append(f"{rel}: speed exercise {name}/{cat.speed.region} was not timed: {e['error'][:200]}")
+            continue
+        if not (e.get("slow_ratio") or 0.0) > (e.get("spread") or float("inf")):  # from the measurements
+            errors.append(f"{rel}: speed exercise {name}/{cat.speed.region}: the slow reference ({e.get('slow_ratio')} "
+                          f"times the solution) is not told apart from it by more than the spread {e.get('spread')}")
+        recorded = {a.get("name"): a for a in e.get("attempts", [])}
+        for a in cat.attempts:
+            if a.region != cat.speed.region or a.kind != "correct":
+                continue
+            got = recorded.get(a.name)
+            if got is None:
+                errors.append(f"{rel}: correct attempt {name}/{a.name} has no speed record (run verify)")
+            else:  # re-judged from the recorded measurements with today's rule
+                outcome, bar = speed_outcome(got.get("ratio") or 0.0, e.get("slow_ratio") or 0.0,
+                                             e.get("spread") or float("inf"))
+                if outcome != "passed":
+                    errors.append(f"{rel}: correct attempt {name}/{a.name} did not pass the speed check: "
+                                  f"{outcome} at {got.get('ratio')} times the solution (bar {bar:.4f})")
+    return errors
