@@ -17,7 +17,7 @@ from .model import lesson, parse_regions, programs
 from .running import run_binary
 
 SANITIZER_SUMMARY = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+) (?:errors?|hazards?)")
-SANITIZER_TIMEOUT_S = 240
+SANITIZER_TIMEOUT_S = 420
 MIN_KILLED = 4
 MIN_ATTEMPTS = 2  # wrong and correct, per solution region
 

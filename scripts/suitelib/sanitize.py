@@ -24,20 +24,22 @@ BARRIER = re.compile(r"\b__syncthreads\w*\s*\(")
 LOG_LINE = re.compile(r"^=+ (\S.*)$")  # '========= Invalid __global__ read ...'; details are indented
 
 
-def has_barrier(*texts):
-    """Does a solution or exercise region of any of these sources call __syncthreads?"""
+def has_barrier(*texts, region=None):
+    """Does a solution or exercise region (the one named region, where given) of any of these
+    sources call __syncthreads?"""
     for text in texts:
         regions, _ = parse_regions("", text or "")
-        if any(r.kind in ("solution", "exercise") and BARRIER.search(r.body) for r in regions):
+        if any(r.kind in ("solution", "exercise") and region in (None, r.name) and BARRIER.search(r.body)
+               for r in regions):
             return True
     return False
 
 
-def checks(*texts):
+def checks(*texts, region=None):
     """[(tool, extra options, what it looks for)] for an exercise whose sources are texts."""
     found = [("memcheck", ["--padding", str(PADDING_BYTES)],
               f"memcheck with {PADDING_BYTES // 1024} KiB of padding after every allocation")]
-    if has_barrier(*texts):
+    if has_barrier(*texts, region=region):
         found.append(("racecheck", [], "racecheck (the exercise has a __syncthreads barrier)"))
     return found
 
@@ -51,6 +53,59 @@ def describe(prog, *texts):
     """The sanitizer checks in words, for the verdicts that cannot run them (a pane; no sanitizer)."""
     command, _, _ = sanitize_command(prog)
     return " and ".join(what for _, _, what in checks(*texts)) + f" on the lesson's Sanitize: run {command}"
+
+
+KERNEL = re.compile(r"__global__[^(]*?(\w+)\s*\(", re.S)
+LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)")
+
+
+def region_kernels(text, kinds=("solution", "exercise"), region=None):
+    """The kernels a source's solution or exercise regions define or lie in, or [] where one region
+    does neither (host code may launch any kernel differently: then every kernel is checked). Outside
+    those regions a starter, and each catalogue attempt, is its lesson byte for byte: its other kernels
+    and the host code launching them are the lesson's, which the lesson's own sanitizer runs cover."""
+    regions, _ = parse_regions("", text or "")
+    lines = (text or "").splitlines()
+    names = []
+    for r in (r for r in regions if r.kind in kinds and region in (None, r.name)):
+        inside = KERNEL.findall(LAUNCH_BOUNDS.sub("", r.body))
+        if not inside:
+            before = "\n".join(lines[:r.open_line - 1])
+            heads = list(KERNEL.finditer(LAUNCH_BOUNDS.sub(lambda m: " " * len(m.group(0)), before)))
+            last = heads[-1] if heads else None
+            if last is None or not still_open(before, last.end()):
+                return []  # the region is host code, or a device function kernels call: check them all
+            inside = [last.group(1)]
+        names += [n for n in inside if n not in names]
+    return names
+
+
+def still_open(text, start):
+    """Is the body that opens at the first '{' after start still open at the end of text?"""
+    depth, opened = 0, False
+    for ch in text[start:]:
+        if ch == "{":
+            depth, opened = depth + 1, True
+        elif ch == "}":
+            depth -= 1
+            if opened and depth == 0:
+                return False
+    return opened and depth > 0
+
+
+def filtered_findings(binary, args, tool, options, only=()):
+    """catalogue.sanitizer_findings, instrumenting only the kernels named in only (one run each, the
+    findings summed); every kernel where only is empty, or where a filtered run gives no summary."""
+    total, logs = 0, []
+    for name in only:
+        findings, log = catalogue.sanitizer_findings(binary, args, tool, list(options) + ["--kernel-name", f"kns={name}"])
+        if findings is None:
+            break
+        total, logs = total + findings, logs + ([log] if log else [])
+    else:
+        if only:
+            return total, "\n".join(logs)
+    return catalogue.sanitizer_findings(binary, args, tool, options)
 
 
 def available():
@@ -67,17 +122,19 @@ def first_finding(log):
     return lines[-1][:200] if lines else "(no output)"
 
 
-def judge(binary, prog, *texts):
+def judge(binary, prog, *texts, only=(), region=None):
     """(ok, lines) of the sanitizer checks of a built program: ok True when every check reported
-    nothing, False on a finding or a check without a verdict, None where compute-sanitizer is absent."""
+    nothing, False on a finding or a check without a verdict, None where compute-sanitizer is absent.
+    only: the kernels racecheck instruments, region: the one region whose barrier asks for racecheck
+    (verify's catalogue attempts: their region's kernels; every kernel and region by default)."""
     command, options, args = sanitize_command(prog)
-    todo = checks(*texts)
+    todo = checks(*texts, region=region)
     if not available():
         return None, ["sanitizer: not run here (compute-sanitizer is not on PATH): "
                       + " and ".join(what for _, _, what in todo) + f" on {command}"]
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(todo)) as pool:
-        results = list(pool.map(lambda c: catalogue.sanitizer_findings(binary, args, c[0], list(options) + c[1]),
-                                todo))
+        results = list(pool.map(lambda c: filtered_findings(binary, args, c[0], list(options) + c[1],
+                                                            only if c[0] == "racecheck" else ()), todo))
     ok, lines = True, []
     for (tool, _, what), (findings, log) in zip(todo, results):
         if findings == 0:

@@ -7,16 +7,15 @@ import concurrent.futures
 import hashlib
 import json
 import os
-import re
 import subprocess
 import time
 from pathlib import Path
 
 from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, SuiteError, UsageError, read_text
-from . import catalogue, exercises, panerecord, speed
+from . import catalogue, exercises, panerecord, sanitize, speed
 from .anchors import anchor_problems, anchor_table
 from .catalogue import sanitizer_findings  # noqa: F401  (verify's jobs call it by this name)
-from .model import Program, parse_regions, programs
+from .model import Program, programs
 from .running import ctest_gpu, run_binary
 from .transcripts import mask, run_against_transcript
 
@@ -251,11 +250,17 @@ def job_repeat(native, prog):
     return (mask(r["stdout"]), mask(r["stderr"]), r["exit_code"])
 
 
+SANITIZER_WORKERS = 4  # compute-sanitizer runs at once: more only share the one GPU and slow every one
+
+
 def run_jobs(jobs, deadline, progress):
-    """Run (key, fn, args) jobs in a pool, in the order given, until the deadline.
+    """Run (key, fn, args) jobs, in the order given, until the deadline: the sanitizer jobs in a pool
+    of their own, SANITIZER_WORKERS wide, the rest on the other cores.
     ({key: result} of those that finished, {key: seconds each took})."""
     results, durations = {}, {}
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) - 2))
+    pools = {"sanitizer": concurrent.futures.ThreadPoolExecutor(max_workers=SANITIZER_WORKERS),
+             "other": concurrent.futures.ThreadPoolExecutor(
+                 max_workers=max(1, (os.cpu_count() or 2) - 2 - SANITIZER_WORKERS))}
 
     def timed(key, fn, fargs):
         start = time.monotonic()
@@ -264,7 +269,8 @@ def run_jobs(jobs, deadline, progress):
         finally:
             durations[key] = time.monotonic() - start
 
-    futures = {pool.submit(timed, key, fn, fargs): key for key, fn, fargs in jobs}
+    futures = {pools["sanitizer" if key[0] == "sanitizer" else "other"].submit(timed, key, fn, fargs): key
+               for key, fn, fargs in jobs}
     try:
         for fut in concurrent.futures.as_completed(futures, timeout=max(1.0, deadline - time.monotonic())):
             key = futures[fut]
@@ -273,7 +279,8 @@ def run_jobs(jobs, deadline, progress):
                      f"done in {durations.get(key, 0.0):.1f} s")
     except concurrent.futures.TimeoutError:
         progress(f"deadline reached: {len(futures) - len(results)} jobs not finished (recorded as failures)")
-    pool.shutdown(wait=False, cancel_futures=True)
+    for pool in pools.values():
+        pool.shutdown(wait=False, cancel_futures=True)
     return results, durations
 
 
@@ -306,37 +313,12 @@ def sanitizer_options(tool, opts):
     return (MEMCHECK_PADDING if tool == "memcheck" else []) + list(opts)
 
 
-KERNEL_NAME = re.compile(r"__global__[^(]*?(\w+)\s*\(", re.S)
-LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)")
-
-
-def exercise_kernels(prog):
-    """The kernels a starter's exercise regions define (the one racecheck must instrument there),
-    or [] where a region defines none or more than one (then racecheck instruments every kernel).
-    Outside its exercise regions a starter is its lesson, byte for byte (the starters check): its
-    other kernels, and the host code that launches them, are the lesson's, which the lesson's own
-    racecheck covers."""
-    regions, _ = parse_regions(prog.rel, prog.text)
-    lines = prog.text.splitlines()
-    names = []
-    for r in regions:
-        if r.kind != "exercise":
-            continue
-        body = "\n".join(lines[r.open_line:r.close_line - 1])
-        found = KERNEL_NAME.findall(LAUNCH_BOUNDS.sub("", body))
-        if not found:
-            return []
-        names += found
-    return names if len(names) == 1 else []
-
-
 def sanitized(binary, args, tool, options, only=()):
-    """sanitizer_findings; for a starter's racecheck, only its exercise's kernel is instrumented
-    (every kernel where the tool does not take the filter: no summary is never a pass)."""
+    """sanitizer_findings; a starter's racecheck instruments only the kernels its exercise regions
+    define or lie in (sanitize.region_kernels: the rest is its lesson's, byte for byte, which the
+    lesson's own racecheck covers), and every kernel where the filter gives no summary."""
     if tool == "racecheck" and only:
-        findings, text = sanitizer_findings(binary, args, tool, list(options) + ["--kernel-name", f"kns={only[0]}"])
-        if findings is not None:
-            return findings, text
+        return sanitize.filtered_findings(binary, args, tool, options, only)
     return sanitizer_findings(binary, args, tool, options)
 
 
@@ -348,7 +330,7 @@ def make_jobs(root, progs, native, ptx75, gpu, cats):
     jobs = []
     for p in progs:
         opts, sargs = p.sanitize_spec()
-        only = exercise_kernels(p) if p.is_starter else []
+        only = sanitize.region_kernels(p.text, kinds=("exercise",)) if p.is_starter else []
         jobs += [(("sanitizer", p.rel, t), sanitized, (native / p.target, sargs, t, sanitizer_options(t, opts), only))
                  for t in SANITIZERS]
         jobs += [(("run", p.rel, r.id), job_run, (native, ptx75, p, r, gpu)) for r in p.runs()]

@@ -145,7 +145,7 @@ def run_verify(root, args, facts, gpu, progs, cats):
     last = (load_record(root, gpu) or {}).get("slowest_jobs", [])
     with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
         jobs = parallel_jobs(root, progs, native, ptx75, gpu, cats, speed_names, with_ctest, tmp, last)
-        clock.progress(f"parallel: {len(jobs)} jobs on {max(1, (os.cpu_count() or 2) - 2)} workers")
+        clock.progress(f"parallel: {len(jobs)} jobs")
         results, durations = clock.run("parallel", run_jobs, jobs, clock.t0 + args.deadline, clock.progress)
         # The speed exercises run alone, after every other GPU job: timings of a busy GPU decide nothing.
         built = {name: results.get(("speed-build", name, "")) for name in speed_names}

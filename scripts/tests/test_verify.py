@@ -464,28 +464,35 @@ class TestVerifyPhases(Scratch):
 
 
 class TestStarterRacecheck(Scratch):
-    """A starter's racecheck instruments only the kernel its exercise region defines; a lesson's, every kernel."""
+    """A starter's racecheck instruments only the kernels its exercise regions define or lie in; a lesson's, every kernel."""
 
-    def test_the_kernel_of_an_exercise_region(self):
-        from suitelib.model import Program
+    def test_the_kernels_of_exercise_regions(self):
+        from suitelib import sanitize
         text = ("// exercise: k\ntemplate <int B>\n__global__ void __launch_bounds__(B * (2 + 1))\n"
-                "    tiled(float* c) { c[0] = 1; }\n// end exercise\n")
-        path = self.root / "starter" / "k.cu"
-        path.write_text(text)
-        self.assertEqual(verify.exercise_kernels(Program(self.root, path)), ["tiled"])
-        path.write_text(text + "// exercise: host\nvoid wrapper() {}\n// end exercise\n")
-        self.assertEqual(verify.exercise_kernels(Program(self.root, path)), [])  # a host region: every kernel
+                "    tiled(float* c) { c[0] = 1; }\n// end exercise\n"
+                "__global__ void outer(float* c) {\n  if (c) {\n// exercise: body\n  c[1] = 2;\n// end exercise\n  }\n}\n")
+        self.assertEqual(sanitize.region_kernels(text, kinds=("exercise",)), ["tiled", "outer"])
+        self.assertEqual(sanitize.region_kernels(text, region="body"), ["outer"])
+        host = text + "__device__ void f() {}\nvoid g() {\n// exercise: host\n  f();\n// end exercise\n}\n"
+        self.assertEqual(sanitize.region_kernels(host, kinds=("exercise",)), [])  # host code: every kernel
 
     def test_filtered_racecheck_falls_back_to_every_kernel(self):
         from helpers import patched
+        from suitelib import catalogue
         calls = []
 
         def fake(binary, args, tool, options=()):
             calls.append(list(options))
             return (None, "unknown option") if "--kernel-name" in options else (0, "")
-        with patched(verify, "sanitizer_findings", fake):
+        with patched(catalogue, "sanitizer_findings", fake), patched(verify, "sanitizer_findings", fake):
             self.assertEqual(verify.sanitized("b", [], "racecheck", [], ["tiled"]), (0, ""))
             self.assertEqual(calls, [["--kernel-name", "kns=tiled"], []])
             calls.clear()
             verify.sanitized("b", [], "memcheck", [], ["tiled"])
             self.assertEqual(calls, [[]])
+
+    def test_findings_of_each_filtered_kernel_add_up(self):
+        from helpers import patched
+        from suitelib import catalogue, sanitize
+        with patched(catalogue, "sanitizer_findings", lambda b, a, t, o=(): (1 if "kns=two" in o else 0, "x")):
+            self.assertEqual(sanitize.filtered_findings("b", [], "racecheck", [], ["one", "two"])[0], 1)
