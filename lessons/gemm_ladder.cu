@@ -879,7 +879,7 @@ const Step kLadder[kSteps] = {
      kBN3},
     {"tile_128", "128 x 128 block tile",
      "the block tile: 128 x 128 (step 3: 64 x 64) of the same kernel, so 256 threads a block "
-     "(64), which its launch bound (two blocks an SM) caps at 128 registers a thread (255)",
+     "(64) and, by its launch bound of two blocks an SM, at most 128 registers a thread (255)",
      "each value fetched from global memory serves 128 FMAs instead of 64, and a block's 8 "
      "warps can hide each other's waits",
      LADDER_KERNEL((gemm2DRegisterBlocked<kBM, kBN>), kThreads, 1), kBM, kBN},
@@ -964,8 +964,8 @@ std::string vectorPaths(long long n, long long k) {
          "; shared-memory fragment reads float4 in the source (B from step 5, A from step 6)";
 }
 
-// The exercise, judged by what the compiled kernel holds (fa: its attributes at
-// step s, 3 or 4): a thread whose 8 x 8 outputs accumulate in registers needs at
+// The exercise, judged by what the compiled kernel holds (fa: its attributes in
+// step s + 1, 3 or 4): a thread whose 8 x 8 outputs accumulate in registers needs at
 // least 64 of them, and panels staged through shared memory need tile_m x 16 +
 // 16 x tile_n floats of it. A kernel that walks its outputs one by one from
 // global memory has neither. "" when it has both.

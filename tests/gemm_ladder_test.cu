@@ -163,7 +163,7 @@ TEST(GemmLadderTable, EachStepNamesItsOneChange) {
   EXPECT_NE(std::string(kLadder[1].changes).find("panels still 16 deep"), std::string::npos);
   EXPECT_NE(std::string(kLadder[2].changes).find("same 64 x 64 block tile"), std::string::npos);
   EXPECT_NE(std::string(kLadder[3].changes).find("the block tile: 128 x 128"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[3].changes).find("caps at 128 registers a thread (255)"),
+  EXPECT_NE(std::string(kLadder[3].changes).find("at most 128 registers a thread (255)"),
             std::string::npos);
   EXPECT_EQ(65536 / (kMinBlocks * kThreads), 128) << "two blocks of 256 threads in 64 Ki registers";
   EXPECT_GE(65536 / (kMinBlocks * kBM3 * kBN3 / (kTM * kTN)), 255)
