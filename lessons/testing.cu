@@ -256,9 +256,7 @@ bool testGolden(Variant sum, const Data& d, Verdicts& v, Expect expect) {
 // end snippet
 
 // Test 2: two consecutive sums must agree exactly. That is determinism, not
-// correctness: a kernel that is wrong the same way every time passes, and a
-// data race (Day 27's racy kernel) often gives the same answer run after
-// run on an idle GPU, so a determinism check rarely catches one either.
+// correctness: a kernel that is wrong the same way every time passes.
 bool testDeterminism(Variant sum, const Data& d, Verdicts& v) {
   const Outcome first = sum(d.x, kMaxN, d.partials);
   const Outcome second = sum(d.x, kMaxN, d.partials);
@@ -315,8 +313,9 @@ static_assert(kTinyN < kThreads, "the tiny rung must be smaller than one block")
 // snippet: scaled-tolerance
 // rtol(n) = max(1e-5, 4 * 2^-23 * sqrt(n)), in float. Rounding errors of n
 // additions add like a random walk (sqrt(n)); the 4 is headroom over that
-// typical size, not a worst-case bound for every order. No fixed rtol fits every n: the error a correct float sum may
-// carry grows with n, so 1e-5 would reject correct sums of long enough inputs
+// typical size, not a worst-case bound for every order. No fixed rtol fits
+// every n: the error a correct float sum may carry grows with n, so 1e-5
+// would reject correct sums of long enough inputs
 // (this rule leaves it behind from n = 440 on), and a value wide enough for
 // every n rejects nothing: test 3's 1e-2 is 163 times this rule's 6.122e-5
 // at n = 16483. This lesson's inputs are exact, so every correct sum has

@@ -101,8 +101,7 @@ __global__ void matmulTiledF32(const float* A, const float* B, float* C, int M,
 // the only new error is the rounding of the stored inputs.
 // memory: the same tiles at half the bytes: a half-warp reads a 32-byte row
 // segment of B instead of 64, and the two tiles take 1 KiB of shared memory.
-// That halved traffic is the only speedup this kernel can have; the widening
-// costs instructions (two conversions per multiply-add in the PTX).
+// The widening costs instructions: two conversions per multiply-add in the PTX.
 __global__ void matmulF16StoreF32Acc(const __half* A, const __half* B, float* C,
                                      int M, int N, int K) {
   requireTileBlock();
@@ -647,11 +646,8 @@ void printConversionDemos() {
 // The experiment: one case
 // =============================================================================
 // No cuBLAS row: the Build line links no library, so the file pastes into
-// Compiler Explorer unchanged. cuBLAS SGEMM, with its default math mode, runs
-// FP32 on the CUDA cores, as these kernels do, and is faster than this tiled
-// kernel; the course's gemm_ladder measures how far register blocking on CUDA
-// cores closes that gap, against cuBLAS on the same GPU. Tensor cores (Day 72)
-// are another path: they compute in narrower formats than FP32.
+// Compiler Explorer unchanged. The course's gemm_ladder times a tiled kernel of
+// this design against cuBLAS SGEMM on the same GPU.
 
 struct KernelRow {
   GateResult gate;
@@ -776,10 +772,9 @@ bool runCase(int n, const DeviceBuffers& d, HostBuffers& h) {
 // =============================================================================
 // main
 // =============================================================================
-// The lesson takes no argument. One option exists for compute-sanitizer, whose
-// instrumented kernels run hundreds of times slower: --cases N runs only the
-// first N cases (the Sanitize: line runs the 100 case, which reaches every
-// guard). Anything else: exit 2.
+// The lesson takes no argument. One option exists for compute-sanitizer:
+// --cases N runs only the first N cases (the Sanitize: line runs the 100 case,
+// which reaches every guard). Anything else: exit 2.
 int casesToRun(int argc, char** argv) {
   if (argc == 1) return kNumCases;
   if (argc == 3 && std::strcmp(argv[1], "--cases") == 0 && argv[2][0] >= '1' &&

@@ -253,9 +253,7 @@ bool testGolden(Variant sum, const Data& d, Verdicts& v, Expect expect) {
 // end snippet
 
 // Test 2: two consecutive sums must agree exactly. That is determinism, not
-// correctness: a kernel that is wrong the same way every time passes, and a
-// data race (Day 27's racy kernel) often gives the same answer run after
-// run on an idle GPU, so a determinism check rarely catches one either.
+// correctness: a kernel that is wrong the same way every time passes.
 bool testDeterminism(Variant sum, const Data& d, Verdicts& v) {
   const Outcome first = sum(d.x, kMaxN, d.partials);
   const Outcome second = sum(d.x, kMaxN, d.partials);
