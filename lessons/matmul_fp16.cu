@@ -18,8 +18,8 @@
 // (builds exercises/matmul_fp16.cu and judges every recorded run). Without a GPU:
 // python3 scripts/suite.py ce-link exercises/matmul_fp16.cu opens it in Compiler Explorer;
 // save the whole output pane to FILE, then python3 scripts/suite.py exercise check
-// matmul_fp16 --pane FILE [--args '...'] (one run per pane; the verdict lists the runs
-// still unjudged).
+// matmul_fp16 --pane FILE (the lesson records one run, with no arguments, so one pane
+// judges it).
 //
 // The build line targets the T4 that Compiler Explorer runs; it also embeds
 // compute_75 PTX, which the driver compiles for any newer card (on an H200 that

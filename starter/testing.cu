@@ -21,7 +21,7 @@
 // (builds exercises/testing.cu and judges every recorded run). Without a GPU:
 // python3 scripts/suite.py ce-link exercises/testing.cu opens it in Compiler Explorer;
 // save the whole output pane to FILE, then python3 scripts/suite.py exercise check testing
-// --pane FILE [--args '...'] (one run per pane; the verdict lists the runs still unjudged).
+// --pane FILE (the lesson records one run, with no arguments, so one pane judges it).
 //
 // sm_75 is the course's T4 (and Compiler Explorer's card). On a newer GPU the
 // driver compiles the PTX that -arch=sm_75 embeds; the suite checks that such
