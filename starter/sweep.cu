@@ -20,10 +20,8 @@
 //
 // sm_75 is the T4 of Compiler Explorer; newer GPUs run its PTX. In the third run 4-row tiles
 // would need 75000 blocks in grid.y; the last two runs are refused. lessons/sweep.md: the columns.
-// Exercise (multiplyPanels), with a GPU: python3 scripts/suite.py exercise check sweep judges
-// exercises/sweep.cu at every Run: line. Without one: python3 scripts/suite.py ce-link
-// exercises/sweep.cu opens it in Compiler Explorer; save the whole output pane to FILE, then
-// python3 scripts/suite.py exercise check sweep --pane FILE [--args '...'] (one run a pane).
+// Exercise (multiplyPanels): python3 scripts/suite.py exercise check sweep (on a GPU, every Run:
+// line); without one, add --pane FILE [--args '...'] for a saved Compiler Explorer pane (ce-link).
 
 #include <algorithm>
 #include <cctype>
@@ -38,7 +36,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
 #include <cuda_runtime.h>
 
 // =============================================================================
@@ -148,9 +145,8 @@ struct PointSpec {
   GemmKernel kernel;
 };
 
-// Every point fits every CUDA GPU from sm_75 up: at most 512 threads (__launch_bounds__
-// makes the compiler fit its registers to that) and at most 12 KiB of shared memory, under
-// the 48 KiB any block gets without opting in: only the grid can keep a point from launching.
+// Every point fits every CUDA GPU from sm_75 up (at most 512 threads, 12 KiB of shared memory):
+// only the grid can keep a point from launching.
 template <int BY, int TK, int CO>
 PointSpec spec() {
   static_assert(panelBytes(BY, TK, CO) <= 48 * 1024,
@@ -178,8 +174,7 @@ std::string pointLabel(const PointSpec& p) {
 }
 
 // =============================================================================
-// Machinery: skip it on a first read. The course toolkit's declarations; their
-// definitions are in the machinery band at the end of the file.
+// Machinery: skip it on a first read. The course toolkit's declarations (definitions at the end).
 // =============================================================================
 // common: cuda_check_decl
 // Every CUDA call goes through CUDA_CHECK, every launch is followed by
@@ -305,11 +300,10 @@ std::vector<T> hostVector(long long count, const char* what);
 constexpr long long kDefaultDim = 1024, kMaxDim = 1LL << 24;
 constexpr int kDefaultIters = 20, kMaxIters = 10000, kWarmups = 3;
 constexpr int kUntimed = kWarmups + 1;  // launches per point beside the timed ones
-// A launch does 2*M*N*K FLOP spread over the GPU, and each of its blocks walks K in
-// ceil(K / TK) steps one after another (a global load and two barriers, up to a microsecond
-// each) that no hardware overlaps; then the CPU checks M*N elements per point. 2^45 FLOP take
-// 35 s at 1 TFLOP/s (a T4's order for this kernel), 2^24 steps up to 17 s, 2^30 checks about
-// 10 s: past any of them (or 4 GiB of host memory) the command line is refused.
+// A launch does 2*M*N*K FLOP, and each of its blocks walks K in ceil(K / TK) steps one after
+// another (a global load and two barriers each) that no hardware overlaps; then the CPU checks
+// M*N elements per point. Past 2^45 FLOP, 2^24 steps, 2^30 checks or 4 GiB of host memory the
+// command line is refused.
 static_assert(kMaxDim * kMaxDim < (1LL << 62) / 16 && kMaxDim / kTileCols < 2147483647LL,
               "every count fits in int64, and grid.x = ceil(N / 32) in every GPU's 2^31 - 1");
 struct Options {
@@ -327,9 +321,9 @@ std::string usageText() {
       "  -iters I          timed launches per point, in [1, %d] (default %d), after %d\n"
       "                    warm-ups and one checked launch\n"
       "  -csv              CSV on stdout (one row per point); everything else on stderr\n"
-      "Work caps (each worth seconds to half a minute on a small GPU): 2^45 FLOP (27 x\n"
-      "(I + %d) launches x 2*M*N*K), 2^24 dependent K steps (the same launches x ceil(K / TK)),\n"
-      "2^30 elements checked on the CPU (27 x M x N); and 4 GiB of host memory.\n"
+      "Work caps: 2^45 FLOP (27 x (I + %d) launches x 2*M*N*K), 2^24 dependent K steps\n"
+      "(the same launches x ceil(K / TK)), 2^30 elements checked on the CPU (27 x M x N),\n"
+      "and 4 GiB of host memory.\n"
       "Exit status: 0 all launched points passed, 1 a check or CUDA call failed, 2 bad\n"
       "usage, 77 no usable GPU.\n",
       kMaxDim, kDefaultDim, kMaxIters, kDefaultIters, kWarmups, kUntimed);
@@ -389,17 +383,12 @@ const char* occupancyLimiter(int blocks, int blocksWithoutSmem, int threadBound,
   return "registers";
 }
 
-
-// The tie rule. Two points overlap when their [min, max] ranges of timed launches share a
-// value: the timer cannot say which is faster. Overlap is not transitive (a may overlap b,
-// and b overlap c, while a beats c), so a tie is a whole chain: sorted by their fastest
-// launch, each point joins the group of the point before it when its min is at most the
-// largest max in that group, else it starts a new group. Groups then never overlap, every
-// point of a group is slower than every point of the groups before it, and rank = 1 + the
-// points in faster groups: overlapping points always share a rank, and two ranks differ
-// only where the timer tells the points apart. Only timed (hence passing) points are
-// ranked; the others get rank 0. The ranges are taken as the CSV prints them (4 decimals of
-// a millisecond), so the CSV alone can be checked against the rule.
+// The tie rule (kTieRule below states it). Two points overlap when the timer cannot say which is
+// faster. Overlap is not transitive (a may overlap b, and b overlap c, while a beats c), so a tie
+// is a whole chain: groups never overlap, every point of a group is slower than every point of the
+// groups before it, and two ranks differ only where the timer tells the points apart. Only timed
+// (hence passing) points are ranked, the others get rank 0; the ranges are taken as the CSV
+// prints them, so the CSV alone can be checked against the rule.
 // snippet: tie-rule
 struct TimeRange { double min_ms, max_ms; bool timed; };
 
@@ -465,12 +454,8 @@ struct Problem {
   const float *dA, *dB; float* dC;
 };
 
-// Inputs: the course's LCG (gemm_check block) from seed 12345, 24 bits per draw, u - 0.5 in
-// [-0.5, 0.5) (exact in float), A then B, row-major. The reference (reference_gemm) sums in
-// double in ascending k. The course's K-scaled tolerance: rtol = max(1e-5, 4 * 2^-23 *
-// sqrt(K)) (independent rounding errors add like a random walk; 4 is headroom over that
-// typical size, not a worst-case bound), atol = rtol * max|ref|; an element fails when !(|got - ref| <= atol +
-// rtol*|ref|), so NaN and infinity fail.
+// Inputs: the course's LCG (gemm_check block) from seed 12345, u - 0.5, exact in float, A then B,
+// row-major; the reference (reference_gemm) in double; the course's K-scaled tolerance.
 Problem makeProblem(const Options& o, std::vector<float>& A, std::vector<float>& B) {
   Lcg g{12345u};
   g.fill(A, 1.0f, -0.5f);
@@ -495,10 +480,8 @@ void measureOccupancy(const PointSpec& p, const cudaDeviceProp& prop, PointResul
   r->occupancy = double(blocks) * p.threads / prop.maxThreadsPerMultiProcessor;
 }
 
-// One launch into C poisoned with NaN (all bits set), so an element this point does not
-// write fails whatever the last point left; every element checked; only then the timed
-// launches, which must reproduce the checked bits (checkThenTime, gemm_check block). A
-// failure is a GATE line on stderr.
+// One launch into C poisoned with NaN, so an element this point does not write fails whatever the
+// last point left; then the timed launches, which must reproduce it (checkThenTime); GATE on failure.
 void runPoint(int index, const PointSpec& p, const Problem& pr, std::vector<float>& got,
               PointResult* r) {
   const Options& o = pr.o;
@@ -549,10 +532,9 @@ void printPointTable(const std::vector<PointResult>& res, double flop) {
   }
 }
 
-// The tie rule, the ranking, fastest median first (groups never overlap, so their medians
-// come in rank order), then the fastest point and the best rank at the highest occupancy.
-// Which point sits where is a measurement, so every line of the ranking starts with
-// [measured]: no recording compares them. With -csv only the rule and the summary, on stderr.
+// The tie rule, the ranking, fastest median first (groups never overlap, so their medians come in
+// rank order), then the fastest point and the best rank at the highest occupancy. Where a point
+// sits is a measurement: [measured] lines. With -csv only the rule and the summary, on stderr.
 void printRanking(const std::vector<PointResult>& res, const std::vector<int>& order,
                   const cudaDeviceProp& prop, double flop, double peak, bool csv) {
   std::FILE* out = csv ? stderr : stdout;
@@ -700,9 +682,7 @@ int main(int argc, char** argv) {
 }
 
 // =============================================================================
-// Course toolkit: the blocks every lesson carries (error checks, timer,
-// command line, reference GEMM, roofline ceilings, the correctness rule).
-// Machinery: skip it on a first read.
+// Course toolkit: the blocks every lesson carries. Machinery: skip it on a first read.
 // =============================================================================
 // common: cuda_check
 // Device 0's properties. No NVIDIA driver loaded, or no GPU listed: exit 77 (skipped);
