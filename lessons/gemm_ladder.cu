@@ -2,8 +2,8 @@
 // Final project - gemm_ladder: from 16x16 tiles toward cuBLAS FP32, one idea a step.
 //
 // One FP32 GEMM, C = A * B (row-major, any sizes), runs through eleven steps, each
-// changing one thing from the step before: the comment at each step says what, and
-// so does its printed "changes:" line. Every step is checked before it is timed
+// adding one idea to the step before: the comment at each step says what changes,
+// and so does its printed "changes:" line. Every step is checked before it is timed
 // (output poisoned with NaN, every element against a double reference, the
 // tolerance scaled with K and printed with the worst error), then timed, and
 // placed against the FP32 peak this program measures.
@@ -983,8 +983,9 @@ std::string registerBlockingProblem(const cudaFuncAttributes& fa, int s) {
 }
 
 // Step s's changes: and why: lines for a kernel with attributes fa. Steps 3 and 4
-// run the exercise's kernel: until it is register-blocked, the changes line says
-// it describes the lesson's step, and the why line says what the kernel lacks.
+// run the exercise's kernel: until it is register-blocked, step 3's title and
+// changes line say they describe the lesson's step, and both why lines say what
+// the kernel lacks.
 std::string changesText(int s, const cudaFuncAttributes& fa) {
   const bool lacks = s == kExerciseStep && !registerBlockingProblem(fa, s).empty();
   return (lacks ? "the lesson's step 3: " : "") + std::string(kLadder[s].changes);
@@ -1069,7 +1070,8 @@ StepResult runStep(int s, const Problem& p, int iters, double peak, double prevM
   CUDA_CHECK(cudaFuncGetAttributes(&fa, st.kernel));
   int perSm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, st.kernel, st.threads, 0));
-  std::fprintf(out, "Step %d - %s\n  changes: %s\n", s + 1, st.title,
+  const bool standIn = s == kExerciseStep && !registerBlockingProblem(fa, s).empty();
+  std::fprintf(out, "Step %d - %s%s\n  changes: %s\n", s + 1, standIn ? "the lesson's " : "", st.title,
                changesText(s, fa).c_str());
   if (s == kVectorStep)
     std::fprintf(out, "  at these sizes (steps 5-11): %s\n", vectorPaths(p.n, p.k).c_str());

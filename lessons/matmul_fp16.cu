@@ -649,8 +649,8 @@ void printConversionDemos() {
 // The experiment: one case
 // =============================================================================
 // No cuBLAS row: the Build line links no library, so the file pastes into
-// Compiler Explorer unchanged. The course's gemm_ladder times a tiled kernel of
-// this design against cuBLAS SGEMM on the same GPU.
+// Compiler Explorer unchanged. The course's cuBLAS anchor, a program of its own
+// that verify runs beside gemm_ladder, times cuBLAS SGEMM on the same GPU.
 
 struct KernelRow {
   GateResult gate;

@@ -142,7 +142,9 @@ __host__ __device__ inline float int8Epilogue(std::int32_t acc, std::int32_t zer
   // How to know it worked: the "int8-epilogue" line says held (its GATE
   // line on stderr gives the first rescale you got wrong, and the value
   // wanted), and every int8 row of every case says yes under "exact".
-  // Until then this stand-in returns the raw sum, unscaled.
+  // Until then this stand-in returns the raw sum, unscaled. The machinery band
+  // below (rescaleReference, the audit's own rescale) holds the answer: write
+  // yours before reading it.
   (void)zeroPoint;
   (void)colSum;
   (void)aScale;
