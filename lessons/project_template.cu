@@ -381,7 +381,7 @@ std::string launchProblem(const Options& o, const Geometry& g, const DeviceLimit
   else if (g.grid_y > lim.grid_y)
     std::snprintf(buf, sizeof buf,
                   "-m %lld: grid.y = ceil(M / %d) = %lld blocks exceeds this device's limit "
-                  "of %lld (raise -bs / -tile)",
+                  "of %lld (raise -bs or lower -tile)",
                   o.m, g.rows, g.grid_y, lim.grid_y);
   else if (g.grid_x > lim.grid_x)
     std::snprintf(buf, sizeof buf,
@@ -534,8 +534,8 @@ Geometry planLaunch(const Options& o, const cudaDeviceProp& prop, const cudaFunc
   if (deviceBytes(o) > static_cast<long long>(freeBytes))
     cl.fail("-m, -n, -k: the reference and the GEMM need %.2f GiB of device memory, more than "
             "the %.2f GiB free", deviceBytes(o) / 1073741824.0, freeBytes / 1073741824.0);
-  std::printf("Launch: tile %d, block (%d, %d) = %d threads, grid (%lld, %lld); tiled, its A and B "
-              "panels take %lld bytes of shared memory\n",
+  std::printf("Launch: tile %d, block (%d, %d) = %d threads, grid (%lld, %lld); its A and B "
+              "panels need %lld bytes of shared memory\n",
               g.tile, g.tile, g.rows, o.bs, g.grid_x, g.grid_y, g.panel_bytes);
   return g;
 }
@@ -598,7 +598,7 @@ double smemLoadsPerFma(long long declaredBytes, const Geometry& g) {
 
 // The third ceiling: whatever the DRAM traffic, a tiled kernel's operands
 // come out of shared memory, which delivers so many bytes per second.
-void placeOnSmemRoof(double gflops, const SmemRoof& s, double loads) {
+void placeOnSmemRoof(double flop, double gflops, const SmemRoof& s, double loads) {
   if (loads <= 0.0) {
     std::printf("  shared-memory loads: none (the kernel does not hold its panels: untiled "
                 "model), no shared-memory roof\n");
@@ -608,15 +608,15 @@ void placeOnSmemRoof(double gflops, const SmemRoof& s, double loads) {
   std::printf("  shared-memory loads: %g per multiply-add, %g bytes for 2 FLOP\n    ceiling = "
               "measured shared-memory bandwidth x 2 FLOP / %g bytes = %.1f GFLOP/s, ",
               loads, 4 * loads, 4 * loads, ceiling);
-  if (gflops >= 0.0)
+  if (flop > 0.0 && gflops >= 0.0)
     std::printf("the median at %.1f%% of measured ceiling\n", 100.0 * gflops / ceiling);
   else
-    std::printf("share n/a (no time)\n");
+    std::printf("share n/a (%s)\n", flop > 0.0 ? "no time" : "no floating-point work");
 }
 
 // snippet: binding-roof
-// Which roof binds: the lowest at this problem's compulsory AI (the fewest
-// bytes a launch can move), each from the attribute bounds, so that every run
+// Which roof binds: the lowest at this problem's compulsory AI (each input read
+// once, C written once), each from the attribute bounds, so that every run
 // on one GPU model prints the same line (a [device] fact). loads: the kernel's
 // shared-memory loads per multiply-add (smemLoadsPerFma); 0, no third roof.
 void printBindingRoof(const Ceilings& c, const SmemRoof& s, double flop, double compulsory,
@@ -636,7 +636,7 @@ void printBindingRoof(const Ceilings& c, const SmemRoof& s, double flop, double 
     std::printf("no shared-memory roof (untiled model)");
   if (loads > 0.0 && c.fp32_bound_gflops > 0.0 && smem > 0.0)
     std::printf(" = FP32 bound / %.2f", c.fp32_bound_gflops / smem);
-  std::printf(" (0: unknown); limited by %s\n", bindingRoof(c, s, ai, loads).name);
+  std::printf(" (0: unknown); lowest roof: %s\n", bindingRoof(c, s, ai, loads).name);
 }
 // end snippet
 
@@ -659,7 +659,7 @@ void printRoofline(const Options& o, const Geometry& g, double flop, double gflo
                                 "reuse, C written once)"
                               : "modelled traffic (untiled: 8 bytes per multiply-add, no cache "
                                 "reuse, C written once)", modelledBytes(o, g, loads), flop, gflops, c);
-  placeOnSmemRoof(gflops, s, loads);
+  placeOnSmemRoof(flop, gflops, s, loads);
   printRidge(c, flop, compulsoryBytes(o), modelledBytes(o, g, loads));
   printBindingRoof(c, s, flop, compulsoryBytes(o), loads);
 }
@@ -873,7 +873,7 @@ void CommandLine::fail(const char* fmt, ...) const {
 // end common: cli
 // common: reference_gemm
 // Reference GEMM: C[i*N+j] = the sum over ascending k, from 0.0 in one double, of
-// double(A[i*K+k]) * double(B[k*N+j]), on the GPU, one thread per element. It is
+// double(A[i*K+k]) * double(B[k*N+j]), on the GPU. It is
 // independent of the kernels it judges: another precision (a float x float product
 // is exact in double, so each add rounds once), no tiling, no shared memory, no split
 // of k; and rows 0, M/2 and M-1, recomputed by a CPU loop, must match bit for bit.
@@ -933,7 +933,7 @@ void referenceGemm(const float* A, const float* B, double* C, int M, int N, int 
 // 8.6 to 12.x, else 0 and no gate (no guess). Cards may boost past nominal
 // clocks: only a figure above kCeilingSlack x its bound fails (GATE, exit 1).
 constexpr int kCeilingThreads = 256, kCeilingUnroll = 4, kCeilingChains = 8;
-constexpr int kCeilingFmaIters = 8192;  // FMAs per chain: about 0.6 ms per launch on an H200
+constexpr int kCeilingFmaIters = 8192;  // FMAs per chain
 constexpr double kCeilingSlack = 1.25;
 
 // launch assumption: gridDim.x * blockDim.x * kCeilingUnroll float4 in each buffer.

@@ -413,7 +413,8 @@ Options parseOptions(CommandLine& cl) {
             "runs: lower -maxn or -iters", o.maxn, o.iters, workFlop(o.maxn, o.iters) / 1e12, kMaxWorkFlop / 1e12);
   return o;
 }
-// The first 18 columns keep their names and order; the roofs' and the tolerances' come after.
+// The first 18 columns keep their names and order; what the third roof and the printed
+// tolerances added comes after.
 const char* const kCsvHeader =
     "kernel,m,n,k,check,ref_elements,verdict,max_abs_err,xcheck_diff,ms,min_ms,max_ms,gflops,"
     "pct_of_roof,model_load_gb,compulsory_gb,ai_model,ai_compulsory,rtol,atol,xcheck_atol,"
@@ -532,7 +533,7 @@ void printGainLine(const Ladder& L, const Ceilings& c, const SmemRoof& sm) {
   const double roof = smemRoofGflops(sm.bound_gbs, kSmemLoadsPerFma[int(Kernel::kTiled)]);
   if (!L.holdsTiles) std::printf("it holds no tiles yet, so no shared-memory roof applies\n");
   else std::printf("tiled's shared-memory roof from the bounds, %.1f GFLOP/s, is %.2fx naive's rate: the "
-                   "most this tiled kernel, one output a thread, could gain here\n", roof, roof / L.naiveGflops);
+                   "most this tiled kernel, one output a thread, could gain here by this model\n", roof, roof / L.naiveGflops);
 }
 int main(int argc, char** argv) {
   CommandLine cl(argc, argv, usageText());
@@ -700,7 +701,7 @@ void CommandLine::fail(const char* fmt, ...) const {
 // end common: cli
 // common: reference_gemm
 // Reference GEMM: C[i*N+j] = the sum over ascending k, from 0.0 in one double, of
-// double(A[i*K+k]) * double(B[k*N+j]), on the GPU, one thread per element. It is
+// double(A[i*K+k]) * double(B[k*N+j]), on the GPU. It is
 // independent of the kernels it judges: another precision (a float x float product
 // is exact in double, so each add rounds once), no tiling, no shared memory, no split
 // of k; and rows 0, M/2 and M-1, recomputed by a CPU loop, must match bit for bit.
@@ -760,7 +761,7 @@ void referenceGemm(const float* A, const float* B, double* C, int M, int N, int 
 // 8.6 to 12.x, else 0 and no gate (no guess). Cards may boost past nominal
 // clocks: only a figure above kCeilingSlack x its bound fails (GATE, exit 1).
 constexpr int kCeilingThreads = 256, kCeilingUnroll = 4, kCeilingChains = 8;
-constexpr int kCeilingFmaIters = 8192;  // FMAs per chain: about 0.6 ms per launch on an H200
+constexpr int kCeilingFmaIters = 8192;  // FMAs per chain
 constexpr double kCeilingSlack = 1.25;
 
 // launch assumption: gridDim.x * blockDim.x * kCeilingUnroll float4 in each buffer.

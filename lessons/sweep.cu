@@ -601,8 +601,7 @@ void printFailures(const std::vector<PointResult>& res, std::FILE* out) {
   if (failed[0] == 0 && failed[1] > 0 && failed[1] == ran[1])
     std::fprintf(out, "Left to write: the coarsened inner loop (multiplyPanels) gets part of each "
                  "thread's outputs wrong. Every point with CO = 1 passes and every point with "
-                 "CO > 1 fails: each thread must produce all CO of its outputs, reading each B "
-                 "value from the panel once for all of them.\n");
+                 "CO > 1 fails: each thread must produce all CO of its outputs.\n");
 }
 
 // =============================================================================
@@ -823,7 +822,7 @@ void CommandLine::fail(const char* fmt, ...) const {
 // end common: cli
 // common: reference_gemm
 // Reference GEMM: C[i*N+j] = the sum over ascending k, from 0.0 in one double, of
-// double(A[i*K+k]) * double(B[k*N+j]), on the GPU, one thread per element. It is
+// double(A[i*K+k]) * double(B[k*N+j]), on the GPU. It is
 // independent of the kernels it judges: another precision (a float x float product
 // is exact in double, so each add rounds once), no tiling, no shared memory, no split
 // of k; and rows 0, M/2 and M-1, recomputed by a CPU loop, must match bit for bit.
@@ -883,7 +882,7 @@ void referenceGemm(const float* A, const float* B, double* C, int M, int N, int 
 // 8.6 to 12.x, else 0 and no gate (no guess). Cards may boost past nominal
 // clocks: only a figure above kCeilingSlack x its bound fails (GATE, exit 1).
 constexpr int kCeilingThreads = 256, kCeilingUnroll = 4, kCeilingChains = 8;
-constexpr int kCeilingFmaIters = 8192;  // FMAs per chain: about 0.6 ms per launch on an H200
+constexpr int kCeilingFmaIters = 8192;  // FMAs per chain
 constexpr double kCeilingSlack = 1.25;
 
 // launch assumption: gridDim.x * blockDim.x * kCeilingUnroll float4 in each buffer.

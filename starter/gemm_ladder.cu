@@ -1446,7 +1446,7 @@ void CommandLine::fail(const char* fmt, ...) const {
 // end common: cli
 // common: reference_gemm
 // Reference GEMM: C[i*N+j] = the sum over ascending k, from 0.0 in one double, of
-// double(A[i*K+k]) * double(B[k*N+j]), on the GPU, one thread per element. It is
+// double(A[i*K+k]) * double(B[k*N+j]), on the GPU. It is
 // independent of the kernels it judges: another precision (a float x float product
 // is exact in double, so each add rounds once), no tiling, no shared memory, no split
 // of k; and rows 0, M/2 and M-1, recomputed by a CPU loop, must match bit for bit.
@@ -1506,7 +1506,7 @@ void referenceGemm(const float* A, const float* B, double* C, int M, int N, int 
 // 8.6 to 12.x, else 0 and no gate (no guess). Cards may boost past nominal
 // clocks: only a figure above kCeilingSlack x its bound fails (GATE, exit 1).
 constexpr int kCeilingThreads = 256, kCeilingUnroll = 4, kCeilingChains = 8;
-constexpr int kCeilingFmaIters = 8192;  // FMAs per chain: about 0.6 ms per launch on an H200
+constexpr int kCeilingFmaIters = 8192;  // FMAs per chain
 constexpr double kCeilingSlack = 1.25;
 
 // launch assumption: gridDim.x * blockDim.x * kCeilingUnroll float4 in each buffer.

@@ -434,15 +434,15 @@ TEST(ProjectTemplateMetrics, SharedMemoryBindsTheTiledKernelAtTheDefaultSize) {
   EXPECT_EQ(bindingLine(132, 1980, 128, 3201, 6016, o),
             "[device] roofs from the attribute bounds at the compulsory AI: FP32 66908.2 GFLOP/s, "
             "DRAM 4814.3 GB/s x 170.67 FLOP/B = 821641.2 GFLOP/s, shared memory 33454.1 GB/s x 2 "
-            "FLOP / 8 bytes = 8363.5 GFLOP/s = FP32 bound / 8.00 (0: unknown); limited by shared "
+            "FLOP / 8 bytes = 8363.5 GFLOP/s = FP32 bound / 8.00 (0: unknown); lowest roof: shared "
             "memory\n")
       << "an H200: 2 loads of 4 bytes per FMA allow 1/8 of its 128 lanes";
   EXPECT_NE(bindingLine(40, 1590, 64, 5001, 256, o).find("= FP32 bound / 4.00 (0: unknown); "
-                                                        "limited by shared memory"),
+                                                        "lowest roof: shared memory"),
             std::string::npos)
       << "a T4: 1/4 of its 64 lanes";
   o.m = o.n = o.k = 1;  // AI 1/6: DRAM binds
-  EXPECT_NE(bindingLine(132, 1980, 128, 3201, 6016, o).find("limited by DRAM"), std::string::npos);
+  EXPECT_NE(bindingLine(132, 1980, 128, 3201, 6016, o).find("lowest roof: DRAM"), std::string::npos);
   o.k = 0;
   EXPECT_EQ(bindingLine(132, 1980, 128, 3201, 6016, o),
             "[device] roofs from the attribute bounds at the compulsory AI: n/a (no "
@@ -468,13 +468,13 @@ TEST(ProjectTemplateMetrics, AnUntiledKernelGetsTheUntiledModelNotTheTiledOne) {
                           std::vector<int>{40, 1590, 64, 5001, 256}}) {   // a T4
     const std::string line = bindingLine(gpu[0], gpu[1], gpu[2], gpu[3], gpu[4], o, 0);
     EXPECT_EQ(line.find("shared memory"), std::string::npos) << line;
-    EXPECT_NE(line.find("no shared-memory roof (untiled model) (0: unknown); limited by FP32\n"),
+    EXPECT_NE(line.find("no shared-memory roof (untiled model) (0: unknown); lowest roof: FP32\n"),
               std::string::npos) << line;
   }
   SmemRoof s{};
   s.measured_gbs = 32000.0;
   ::testing::internal::CaptureStdout();
-  placeOnSmemRoof(4000.0, s, smemLoadsPerFma(0, g));
+  placeOnSmemRoof(2.0, 4000.0, s, smemLoadsPerFma(0, g));
   EXPECT_EQ(::testing::internal::GetCapturedStdout(),
             "  shared-memory loads: none (the kernel does not hold its panels: untiled model), no "
             "shared-memory roof\n");
@@ -491,11 +491,17 @@ TEST(ProjectTemplateMetrics, TheSmemCeilingIsTheMeasuredBandwidthOverFourBytesPe
   SmemRoof s{};
   s.measured_gbs = 32000.0;
   ::testing::internal::CaptureStdout();
-  placeOnSmemRoof(4000.0, s, 2.0);
+  placeOnSmemRoof(2.0, 4000.0, s, 2.0);
   EXPECT_EQ(::testing::internal::GetCapturedStdout(),
             "  shared-memory loads: 2 per multiply-add, 8 bytes for 2 FLOP\n    ceiling = measured "
             "shared-memory bandwidth x 2 FLOP / 8 bytes = 8000.0 GFLOP/s, the median at 50.0% of "
             "measured ceiling\n");
+  ::testing::internal::CaptureStdout();
+  placeOnSmemRoof(0.0, 0.0, s, 2.0);  // K = 0: no multiply-add, no share of any roof
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(),
+            "  shared-memory loads: 2 per multiply-add, 8 bytes for 2 FLOP\n    ceiling = measured "
+            "shared-memory bandwidth x 2 FLOP / 8 bytes = 8000.0 GFLOP/s, share n/a (no floating-point "
+            "work)\n");
 }
 
 }  // namespace
