@@ -168,7 +168,7 @@ def run_verify(root, args, facts, gpu, progs, cats):
         merge_partial(record, old, progs, speed_names)
     # A partial verify measures only its lessons' anchors and keeps the others' as recorded.
     kept = [e for e in (old or {}).get("anchors", []) if e.get("lesson") not in {p.name for p in progs}]
-    record["anchors"] = clock.run("anchors", measure_anchors, root, native, gpu, clock.progress, kept)
+    record["anchors"] = clock.run("anchors", lambda: measure_anchors(root, native, gpu, clock.progress, kept=kept))
     record["ctest_gpu"] = results.get(("ctest", "gpu", "")) if with_ctest else (old or {}).get("ctest_gpu")
     if with_ctest and record["ctest_gpu"] is None:
         record["ctest_gpu"] = {"passed": 0, "failed": 1, "skipped": 0, "note": "not finished by the deadline"}

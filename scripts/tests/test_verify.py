@@ -364,6 +364,20 @@ class TestVerifyCommand(Scratch):
         self.assertEqual(record["ctest_gpu"], {"passed": 3, "failed": 0, "skipped": 1})
         self.assertCheckPasses("verify-record")
 
+    def test_the_anchors_phase_gets_its_runner_and_the_kept_entries(self):
+        """measure_anchors' runner is a program runner, and a partial run's kept entries go by keyword
+        (a positional call once passed the kept list as the runner)."""
+        from helpers import patched
+        seen = {}
+
+        def fake(root, bin_dir, gpu, progress, runner=running.run_binary, kept=()):
+            seen.update(runner=runner, kept=list(kept))
+            return []
+        with patched(verifyrun, "measure_anchors", fake):
+            self.assertEqual(self.fake_verify()[0], 0)
+        self.assertIs(seen["runner"], running.run_binary)
+        self.assertEqual(seen["kept"], [])
+
     def fake_verify(self, *extra, speed=False):
         from helpers import patched
         from suitelib import catalogue, running
