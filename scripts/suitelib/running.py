@@ -257,16 +257,17 @@ def ctest_counts(text):
     return counts
 
 
-# The CTest labels whose tests run the lesson binaries, so their outcome depends on the GPU: the
-# transcript runs and the command-line tables. The static, tool and host tests are CPU work with the
-# same outcome on any machine; CI runs them on every commit.
-GPU_DEPENDENT_LABELS = "^(gpu|cli)$"
+# The CTest label verify's CTest run keeps: the command-line tables, which run the lesson binaries,
+# so their outcome depends on the GPU. The `gpu` tests (each run against its transcript) are the
+# comparison verify's own run jobs have just made, with the same code; the static, tool and host
+# tests are CPU work with the same outcome on any machine, which CI runs on every commit.
+GPU_DEPENDENT_LABELS = "^cli$"
 
 
 def ctest_gpu(root, bdir=None):
-    """The GPU CTest run and its test counts. With bdir (verify's native tree, built for sm_75 and
-    sm_90 with every default target, as the `gpu` preset is): ctest there, no reconfigure or rebuild,
-    the tests of the GPU-dependent labels only (the rest is CI's, on the same commit).
+    """The GPU CTest run and its test counts. With bdir (verify's native tree, the programs built
+    for sm_75 and sm_90, as the `gpu` preset builds them): ctest there, no reconfigure or rebuild,
+    the command-line tables only (the transcript runs are verify's own jobs; the rest is CI's).
     Without: the `gpu` workflow (configure, build, test). The check of this very record
     (static.verify-record) is left out: it reads the record being written."""
     jobs = str(max(2, (os.cpu_count() or 2) // 2))

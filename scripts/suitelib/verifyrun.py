@@ -25,7 +25,8 @@ from . import speed
 from .anchors import measure_anchors
 from .model import data_recordings, lesson
 from .running import ctest_gpu, run_measured
-from .verify import (BUDGET, BUDGET_KEYS, build_tree, load_record, make_jobs, program_entry, run_jobs, write_record)
+from .verify import (BUDGET, BUDGET_KEYS, build_tree, load_record, make_jobs, probe_entries, probe_targets, program_entry,
+                     run_jobs, write_record)
 
 SLOWEST_KEPT = 40  # the slowest parallel jobs the record names
 
@@ -53,7 +54,7 @@ class Clock:
 
 def build_phase(root, progs):
     """(native bin, sm_75 bin): built at once; the GPU CTest run uses the native tree's programs."""
-    targets = [p.target for p in progs]
+    targets = [p.target for p in progs] + probe_targets(root)
     anchor = ["cublas_sgemm"] if (Path(root) / "anchors" / "CMakeLists.txt").exists() else []
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         # The dev preset's own tree (same architectures and build type): after `bless`, nothing to rebuild.
@@ -163,6 +164,7 @@ def run_verify(root, args, facts, gpu, progs, cats):
               "partial": {"only": sorted(p.rel for p in progs)} if partial else False,
               "budget": BUDGET, "programs": entries, "student_attempts": attempts_of(results, progs, cats)}
     record["exercise_speed"] = timed
+    record["common_kernels"] = probe_entries(root, results)
     old = load_record(root, gpu) if partial else None
     if old:
         merge_partial(record, old, progs, speed_names)

@@ -464,7 +464,7 @@ class TestVerifyPhases(Scratch):
             counts = running.ctest_gpu(self.root, self.root / "build/verify-native")
         self.assertEqual([c[0] for c in seen], ["ctest"])
         self.assertIn("--test-dir", seen[0])
-        self.assertEqual(seen[0][seen[0].index("-L") + 1], "^(gpu|cli)$")
+        self.assertEqual(seen[0][seen[0].index("-L") + 1], "^cli$")
         self.assertEqual((counts["passed"], counts["failed"], counts["failed_tests"]), (1, 1, ["b"]))
 
 
@@ -501,3 +501,35 @@ class TestStarterRacecheck(Scratch):
         from suitelib import catalogue, sanitize
         with patched(catalogue, "sanitizer_findings", lambda b, a, t, o=(): (1 if "kns=two" in o else 0, "x")):
             self.assertEqual(sanitize.filtered_findings("b", [], "racecheck", [], ["one", "two"])[0], 1)
+
+
+class TestCommonKernelProbe(Scratch):
+    """A common kernel too slow to racecheck at full size in every program is left out of their
+    racecheck runs and racechecked once by its probe; the record must show that run clean."""
+
+    def carry_smem_roof(self):
+        path = self.root / "lessons/demo.cu"
+        path.write_text(path.read_text() + "// common: smem_roof\n// end common: smem_roof\n")
+        (self.root / "tests/probes").mkdir(parents=True)
+        (self.root / "tests/probes/smem_roof_probe.cu").write_text("int main() {}\n")
+
+    def test_racecheck_leaves_the_kernel_to_its_probe(self):
+        from suitelib import catalogue
+        self.carry_smem_roof()
+        jobs = {key: fargs for key, _, fargs in verify.make_jobs(self.root, programs(self.root), Path("n"), Path("p"),
+                                                                 "h200", catalogue.load(self.root))}
+        race, mem = jobs[("sanitizer", "lessons/demo.cu", "racecheck")][3], jobs[("sanitizer", "lessons/demo.cu", "memcheck")][3]
+        self.assertIn("kns=ceilingSmemKernel", race)
+        self.assertEqual(race[race.index("kns=ceilingSmemKernel") - 1], "--kernel-name-exclude")
+        self.assertNotIn("kns=ceilingSmemKernel", mem)
+        self.assertNotIn("kns=ceilingSmemKernel", jobs[("sanitizer", "starter/demo.cu", "racecheck")][3])
+        self.assertEqual(jobs[("sanitizer", "tests/probes/smem_roof_probe.cu", "racecheck")][0], Path("n/smem_roof_probe"))
+
+    def test_the_probes_racecheck_must_be_on_record_and_clean(self):
+        rec = {"programs": [{"program": "lessons/demo.cu", "racecheck_excludes": ["ceilingSmemKernel"]}]}
+        self.assertIn("no record", verify._common_kernel_problems(rec, "r")[0])
+        rec["common_kernels"] = [{"kernel": "ceilingSmemKernel", "program": "p", "racecheck": 2}]
+        self.assertIn("found 2", verify._common_kernel_problems(rec, "r")[0])
+        rec["common_kernels"][0]["racecheck"] = 0
+        self.assertEqual(verify._common_kernel_problems(rec, "r"), [])
+        self.assertEqual(verify._common_kernel_problems({"programs": [{"program": "x"}]}, "r"), [])
