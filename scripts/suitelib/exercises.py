@@ -233,7 +233,7 @@ def run_attempt(root, attempt, gpu, worded):
         judged = judge_runs(root, attempt.lesson, gpu, worded, lambda args: running.run_binary(binary, args))
         failed = [(run, cmp) for run, _, cmp in judged if not cmp.ok]
         if not failed:
-            # The attempt is its lesson outside its region: racecheck instruments that region's kernels.
+            # The attempt is its lesson outside its region: the sanitizers instrument that region's kernels.
             clean, said = sanitize.judge(binary, les, les.text, text, region=attempt.region,
                                          only=sanitize.region_kernels(text, region=attempt.region))
             entry["sanitizer"] = said

@@ -125,8 +125,9 @@ def first_finding(log):
 def judge(binary, prog, *texts, only=(), region=None):
     """(ok, lines) of the sanitizer checks of a built program: ok True when every check reported
     nothing, False on a finding or a check without a verdict, None where compute-sanitizer is absent.
-    only: the kernels racecheck instruments, region: the one region whose barrier asks for racecheck
-    (verify's catalogue attempts: their region's kernels; every kernel and region by default)."""
+    only: the kernels the tools instrument, region: the one region whose barrier asks for racecheck
+    (verify's catalogue attempts: their region's kernels, since the rest of an attempt is its
+    lesson, byte for byte; every kernel and region by default, as for a student's own file)."""
     command, options, args = sanitize_command(prog)
     todo = checks(*texts, region=region)
     if not available():
@@ -134,7 +135,7 @@ def judge(binary, prog, *texts, only=(), region=None):
                       + " and ".join(what for _, _, what in todo) + f" on {command}"]
     with concurrent.futures.ThreadPoolExecutor(max_workers=len(todo)) as pool:
         results = list(pool.map(lambda c: filtered_findings(binary, args, c[0], list(options) + c[1],
-                                                            only if c[0] == "racecheck" else ()), todo))
+                                                            only), todo))
     ok, lines = True, []
     for (tool, _, what), (findings, log) in zip(todo, results):
         if findings == 0:

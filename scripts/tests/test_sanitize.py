@@ -151,5 +151,27 @@ class TestAttemptSanitizer(SanitizerScratch):
         self.assertIn("sanitizer checks not run", entry["outcome"])
 
 
+class TestSanitizerFilter(unittest.TestCase):
+    """Where the caller names kernels (verify's attempts: their region's), every tool instruments
+    only those; with none named, every kernel (a student's own file)."""
+
+    def test_only_the_named_kernels_are_instrumented_by_each_tool(self):
+        calls = []
+
+        def fake(binary, args, tool, options=()):
+            calls.append((tool, list(options)))
+            return 0, ""
+        prog = type("P", (), {"sanitize_spec": lambda self: ([], ["-x"]), "name": "demo"})()
+        barrier = "// solution: r\n__syncthreads();\n// end solution\n"
+        with patched(sanitize, "available", lambda: True), patched(catalogue, "sanitizer_findings", fake):
+            ok, _ = sanitize.judge("b", prog, barrier, only=["tiled"])
+            self.assertTrue(ok)
+            self.assertEqual(sorted(t for t, _ in calls), ["memcheck", "racecheck"])
+            self.assertTrue(all("kns=tiled" in o for _, o in calls), calls)
+            calls.clear()
+            sanitize.judge("b", prog, barrier)
+            self.assertFalse(any("--kernel-name" in o for _, o in calls), calls)
+
+
 if __name__ == "__main__":
     unittest.main()
