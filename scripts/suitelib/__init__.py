@@ -6,8 +6,8 @@ diffs against it), checks (static checks), docs (pages, snippets, links), figure
 from records), spoilers (solutions in plain view across lessons), exercises (start, check, the
 attempts), judge (the verdict over every run), pane (reading saved output and Compiler Explorer
 panes), panerecord (the runs a pane route has left), speed (where speed is the point), sanitize,
-catalogue (mutants and student attempts), verify (the GPU record), verifyrun (verify's timed
-phases), anchors (cuBLAS ratios), plots (matplotlib), cli (argparse).
+catalogue (mutants and student attempts), builds (verify's build cache), verify (the GPU record),
+verifyrun (verify's timed phases), anchors (cuBLAS ratios), plots (matplotlib), cli (argparse).
 
 Exit codes, one table for the whole tool: 0 success, 1 a check or run failed (a finding),
 2 bad usage, 77 no GPU (skipped).

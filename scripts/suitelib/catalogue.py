@@ -15,6 +15,7 @@ from pathlib import Path
 from . import EXIT_FAIL, SuiteError, UsageError, read_text
 from .model import lesson, parse_regions, programs
 from .running import run_binary
+from . import builds
 
 SANITIZER_SUMMARY = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+) (?:errors?|hazards?)")
 SANITIZER_TIMEOUT_S = 420
@@ -322,7 +323,7 @@ def replace_region(text, region, body):
 
 def build_in_scratch(prog, text, tmp, arch=None):
     """Write text under the program's file name in tmp and compile it with its Build: line (with
-    -arch=ARCH in place of the line's -arch where arch is given).
+    -arch=ARCH in place of the line's -arch where arch is given); through builds.BUILD_CACHE where set.
 
     Returns (binary path, None) or (None, the compiler's first error line)."""
     argv = prog.build_argv()
@@ -335,6 +336,12 @@ def build_in_scratch(prog, text, tmp, arch=None):
             argv[i] = argv[i].split("=", 1)[0] + "=" + target if "=" in argv[i] else target
         if not slots:
             argv.insert(1, f"-arch={target}")
+    if builds.BUILD_CACHE is not None:
+        return builds.BUILD_CACHE.build(text, argv, lambda folder: _compile(prog, text, argv, folder))
+    return _compile(prog, text, argv, tmp)
+
+
+def _compile(prog, text, argv, tmp):
     (Path(tmp) / prog.path.name).write_text(text, encoding="utf-8")
     try:
         built = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, timeout=900)
@@ -343,6 +350,8 @@ def build_in_scratch(prog, text, tmp, arch=None):
     if built.returncode != 0:
         return None, "does not compile: " + (built.stderr.strip().splitlines() or [""])[0]
     return Path(tmp) / argv[argv.index("-o") + 1], None
+
+
 
 
 def one_line(result, limit=300):

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from . import SuiteError
-from . import speed
+from . import builds, speed
 from .anchors import measure_anchors
 from .model import data_recordings, lesson
 from .running import ctest_gpu, run_measured
@@ -146,12 +146,17 @@ def run_verify(root, args, facts, gpu, progs, cats):
     budget = clock.run("budget", budget_phase, progs, native)
     last = (load_record(root, gpu) or {}).get("slowest_jobs", [])
     with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
-        jobs = parallel_jobs(root, progs, native, ptx75, gpu, cats, speed_names, with_ctest, tmp, last)
-        clock.progress(f"parallel: {len(jobs)} jobs")
-        results, durations = clock.run("parallel", run_jobs, jobs, clock.t0 + args.deadline, clock.progress)
-        # The speed exercises run alone, after every other GPU job: timings of a busy GPU decide nothing.
-        built = {name: results.get(("speed-build", name, "")) for name in speed_names}
-        timed = clock.run("speed", speed.speed_phase, root, cats, speed_names, clock.progress, None, built)
+        # An attempt the speed phase times too is built once, for both (the same text and command).
+        builds.BUILD_CACHE = builds.BuildCache(Path(tmp) / "builds")
+        try:
+            jobs = parallel_jobs(root, progs, native, ptx75, gpu, cats, speed_names, with_ctest, tmp, last)
+            clock.progress(f"parallel: {len(jobs)} jobs")
+            results, durations = clock.run("parallel", run_jobs, jobs, clock.t0 + args.deadline, clock.progress)
+            # The speed exercises run alone, after every other GPU job: timings of a busy GPU decide nothing.
+            built = {name: results.get(("speed-build", name, "")) for name in speed_names}
+            timed = clock.run("speed", speed.speed_phase, root, cats, speed_names, clock.progress, None, built)
+        finally:
+            builds.BUILD_CACHE = None
     entries = [program_entry(p, results, cats) for p in progs]
     for e in entries:
         if e["program"] in budget:

@@ -533,3 +533,32 @@ class TestCommonKernelProbe(Scratch):
         rec["common_kernels"][0]["racecheck"] = 0
         self.assertEqual(verify._common_kernel_problems(rec, "r"), [])
         self.assertEqual(verify._common_kernel_problems({"programs": [{"program": "x"}]}, "r"), [])
+
+
+class TestBuildCache(unittest.TestCase):
+    """verify builds a text once for every job that asks for it with the same command line."""
+
+    def test_one_build_per_text_and_command_even_at_once(self):
+        import concurrent.futures
+        import tempfile
+        import threading
+        from suitelib import builds
+        count, lock = [], threading.Lock()
+
+        def compile_in(folder):
+            with lock:
+                count.append(folder)
+            (folder / "prog").write_text("x")
+            return folder / "prog", None
+        with tempfile.TemporaryDirectory() as tmp:
+            cache = builds.BuildCache(tmp)
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                got = list(pool.map(lambda i: cache.build("same text", ["nvcc", "-o", "prog"], compile_in), range(8)))
+            self.assertEqual(len(count), 1)
+            self.assertEqual(len({g for g in got}), 1)
+            cache.build("other text", ["nvcc", "-o", "prog"], compile_in)
+            cache.build("same text", ["nvcc", "-arch=sm_90", "-o", "prog"], compile_in)
+            self.assertEqual(len(count), 3)
+            failed = cache.build("bad", ["nvcc"], lambda folder: (None, "does not compile: x"))
+            self.assertEqual(failed, (None, "does not compile: x"))
+            self.assertEqual(cache.build("bad", ["nvcc"], compile_in), (None, "does not compile: x"))

@@ -1,0 +1,34 @@
+"""verify's cache of the builds of mutants, attempts and the speed exercises' programs."""
+
+import hashlib
+import json
+import threading
+from pathlib import Path
+
+
+class BuildCache:
+    """Within one verify, a source built once: an attempt the speed phase times too is the same
+    text with the same command line, so it shares the attempt's binary (a folder per sha256 of
+    both, one lock each, so two jobs never build one key at once)."""
+
+    def __init__(self, folder):
+        self.folder, self.locks, self.guard = Path(folder), {}, threading.Lock()
+
+    def build(self, text, argv, compile_in):
+        key = hashlib.sha256((text + "\0" + "\0".join(argv)).encode("utf-8")).hexdigest()
+        with self.guard:
+            lock = self.locks.setdefault(key, threading.Lock())
+        with lock:
+            folder = self.folder / key
+            done = folder / "built.json"
+            if done.is_file():
+                got = json.loads(done.read_text(encoding="utf-8"))
+                return (Path(got["binary"]) if got["binary"] else None), got["failure"]
+            folder.mkdir(parents=True, exist_ok=True)
+            binary, failure = compile_in(folder)
+            done.write_text(json.dumps({"binary": str(binary) if binary else None, "failure": failure}),
+                            encoding="utf-8")
+            return binary, failure
+
+
+BUILD_CACHE = None  # verify sets a BuildCache for its run; None: every build on its own
