@@ -2,7 +2,7 @@
 # Installs what the CPU-only test run needs beyond the machine's toolchain (CMake, Ninja, nvcc,
 # Python 3), where it can:
 #   - GoogleTest (the host tests; the `cpu` preset requires it): Debian/Ubuntu's libgtest-dev through
-#     apt-get, in the same apt-get run as matplotlib; elsewhere it says how to get it;
+#     apt-get, after the same apt-get update as matplotlib; elsewhere it says how to get it;
 #   - matplotlib for the python3 that runs the tests (`scripts/suite.py plot`; without it the plot
 #     tests report "skipped" with the reason),
 #   - the pinned npm packages that decode Compiler Explorer links in the tests (scripts/node/install.sh;

@@ -78,7 +78,7 @@ def _gpu_parsers(sub):
     p.add_argument("--resume", action="store_true", help="re-verify only programs whose record is stale or failing")
     p.add_argument("--deadline", type=float, default=400.0, help="seconds after which unfinished jobs count as failures")
     p.add_argument("--only", action="append", metavar="PROGRAM", help="verify only these programs")
-    p.add_argument("--no-ctest", action="store_true", help="do not run the GPU CTest workflow (keeps the old counts)")
+    p.add_argument("--no-ctest", action="store_true", help="do not run the CTest part (a partial run keeps the recorded counts; a whole one records none)")
     p.add_argument("--ctest-only", action="store_true", help="only run the GPU CTest workflow; store its counts")
     for name, func in (("mutate", cmd_mutate), ("attempts", cmd_attempts)):
         p = _add(sub, name, func)

@@ -102,7 +102,7 @@ def pasted_result(args, expected):
 
 
 def cmd_bless(args):
-    """Record transcripts on this machine's GPU (the only subcommand that writes expected/)."""
+    """Record transcripts on this machine's GPU (the only subcommand that writes them)."""
     root = args.root
     if not args.all and not args.ids:
         raise UsageError("bless: name runs to record, or --all")

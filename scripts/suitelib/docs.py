@@ -80,8 +80,8 @@ def lesson_table(root):
 # The how-to that opens docs/compiler-explorer.md: no GPU needed, start to finish.
 CE_HOW_TO = [
     "How to use them without a GPU:", "",
-    "1. **Lesson or starter.** The lesson's link runs the finished lesson: its output is the recording's "
-    "(`expected/h200/NAME.txt`), its timings the T4's. The starter's link runs the file as handed out: it "
+    "1. **Lesson or starter.** The lesson's link runs the finished lesson: its result lines are the recording's "
+    "(`expected/h200/NAME.txt`); its device facts and timings are the T4's. The starter's link runs the file as handed out: it "
     "exits 1 and says what is left to write. For your own exercise, "
     "`python3 scripts/suite.py ce-link exercises/NAME.cu` prints a link that opens your file.",
     "2. **Which pane to copy.** A link opens three panes: the source, the compiler's assembly, and the "
@@ -100,7 +100,8 @@ CE_HOW_TO = [
     "until every run a pane can judge has passed. A lesson's own output: "
     "`python3 scripts/suite.py compare NAME --stdout FILE [--args '...']`.",
     "5. **Compiler Explorer's limits.** About 20 s of wall time, half a CPU core, a few hundred MiB of host "
-    "memory and 32 KiB of output a run; the suite measures every run against them, and the verdict names "
+    "memory and 32 KiB of output a run. verify measures each recorded run against a stricter budget (5 s "
+    "on one core of the H200's host, 200 MiB, 32 KiB), and the verdict names "
     "the runs that do not fit (they need a real GPU), as it names what only a GPU can judge (speed, "
     "compute-sanitizer). Times and rates from a shared T4 are never compared.", ""]
 

@@ -338,7 +338,7 @@ def recorded_charts(root):
 
 def record_charts(root, gpu):
     """Draw every recorded chart from its recorded CSV under expected/<gpu>/data/ and write the
-    charts' and their CSVs' sha256 to charts.json there; return the lines to print."""
+    charts' sha256 and those of every file each is drawn from to charts.json there; return the lines to print."""
     data_dir = Path(root) / "expected" / gpu / "data"
     entries, report = {}, []
     for csv_name, kind, image in recorded_charts(root):

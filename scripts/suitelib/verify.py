@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from . import DEFAULT_GPU, EXIT_FAIL, EXIT_OK, SuiteError, UsageError, read_text
-from . import catalogue, exercises, panerecord, sanitize, speed
+from . import catalogue, commonkernels, exercises, panerecord, sanitize, speed
 from .anchors import anchor_problems, anchor_table
 from .catalogue import sanitizer_findings  # noqa: F401  (verify's jobs call it by this name)
 from .model import Program, programs
@@ -276,8 +276,8 @@ def program_entry(prog, results, cats):
     e = {"program": prog.rel, "source_key": prog.source_key(), "sanitizer": {}}
     for tool in SANITIZERS:
         e["sanitizer"][tool] = results.get(("sanitizer", prog.rel, tool), (None, ""))[0]
-    if racecheck_excludes(prog):
-        e["racecheck_excludes"] = racecheck_excludes(prog)
+    if commonkernels.racecheck_excludes(prog.text):
+        e["racecheck_excludes"] = commonkernels.racecheck_excludes(prog.text)
     runs = [results.get(("run", prog.rel, run.id)) for run in prog.runs()]
     e["exit_code"] = runs[0]["exit_code"] if runs and runs[0] else None
     e["transcript_match"] = all(r is not None and not r["notes"] for r in runs)
@@ -293,8 +293,8 @@ def program_entry(prog, results, cats):
 
 
 # memcheck pads every allocation: a read past one buffer's end otherwise lands, unseen, in the
-# next buffer when the allocator placed it right after (seen on the H200 with gemm_ladder's
-# unguarded panel loads). 64 KiB covers a row of the largest matrix a Sanitize: run uses.
+# next buffer when the allocator placed it right after (gemm_ladder's unguarded panel loads, in a
+# diagnostic run on the H200 that no record holds). 64 KiB covers a row of the largest matrix a Sanitize: run uses.
 MEMCHECK_PADDING = ["--padding", "65536"]
 
 
@@ -315,27 +315,14 @@ def repeats(prog):
     return 2 if prog.is_starter else REPEAT_RUNS
 
 
-# A common block's kernel whose racecheck at full size costs minutes in every program that carries
-# the block: verify's racecheck runs leave it out and racecheck its probe once instead.
-# (block, kernel, probe target, probe source). Measured on the H200: report_data's racecheck on
-# its Sanitize: run took 205 s among verify's jobs; alone, with the ceiling kernels left out, at
-# most 12.6 s and 0 hazards (docs/notes/pending/README.md).
-COMMON_RACECHECK = [("smem_roof", "ceilingSmemKernel", "smem_roof_probe", "tests/probes/smem_roof_probe.cu")]
-
-
-def racecheck_excludes(prog):
-    """The common kernels a program's racecheck leaves to their probes (the blocks it carries)."""
-    return [kernel for block, kernel, _, _ in COMMON_RACECHECK if f"// common: {block}\n" in prog.text]
-
-
 def probe_targets(root):
-    return [target for _, _, target, src in COMMON_RACECHECK if (Path(root) / src).is_file()]
+    return [target for _, _, target, src in commonkernels.COMMON_RACECHECK if (Path(root) / src).is_file()]
 
 
 def probe_entries(root, results):
     """The record's common_kernels: each probe's racecheck findings (None: not finished or no summary)."""
     return [{"kernel": kernel, "program": src, "racecheck": results.get(("sanitizer", src, "racecheck"), (None, ""))[0]}
-            for _, kernel, _, src in COMMON_RACECHECK if (Path(root) / src).is_file()]
+            for _, kernel, _, src in commonkernels.COMMON_RACECHECK if (Path(root) / src).is_file()]
 
 
 def _common_kernel_problems(record, rel):
@@ -350,7 +337,7 @@ def _common_kernel_problems(record, rel):
 def probe_jobs(root, native):
     """Each probe's racecheck, where its source exists."""
     return [(("sanitizer", src, "racecheck"), sanitizer_findings, (native / target, [], "racecheck"))
-            for _, _, target, src in COMMON_RACECHECK if (Path(root) / src).is_file()]
+            for _, _, target, src in commonkernels.COMMON_RACECHECK if (Path(root) / src).is_file()]
 
 
 def make_jobs(root, progs, native, ptx75, gpu, cats):
@@ -358,7 +345,7 @@ def make_jobs(root, progs, native, ptx75, gpu, cats):
     for p in progs:
         opts, sargs = p.sanitize_spec()
         only = sanitize.region_kernels(p.text, kinds=("exercise",)) if p.is_starter else []
-        skip = [o for k in racecheck_excludes(p) for o in ("--kernel-name-exclude", f"kns={k}")]
+        skip = commonkernels.skip_options(commonkernels.racecheck_excludes(p.text))
         jobs += [(("sanitizer", p.rel, t), sanitized,
                   (native / p.target, sargs, t, sanitizer_options(t, opts) + (skip if t == "racecheck" else []), only))
                  for t in SANITIZERS]

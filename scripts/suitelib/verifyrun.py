@@ -1,10 +1,11 @@
-"""`verify` as one run in timed phases, built to fit the GPU machine's ten-minute call:
+"""`verify` as one run in timed phases, meant to fit the GPU machine's ten-minute call with bless
+(not yet measured doing so: docs/notes/pending/README.md):
 
-  build     both trees (native sm_75+sm_90 with every CTest target, and sm_75 alone) at once;
+  build     both trees (native sm_75+sm_90, and sm_75 alone) of every program, at once;
   budget    every lesson run's Compiler Explorer budget, one at a time, pinned to one core;
-  parallel  everything that times nothing, on every core at once, longest first: the GPU CTest
-            run (on the native tree, no rebuild), the sanitizers, mutants and attempts, the speed
-            exercises' builds, the transcript runs and repeats;
+  parallel  everything that times nothing, on every core at once, longest first: the CTest run
+            of the command-line tables (native tree, no rebuild), the sanitizers (four at a time),
+            mutants and attempts, the speed exercises' builds, the transcript runs and repeats;
   speed     the speed exercises, timed alone on an idle GPU;
   anchors   the cuBLAS anchors, timed alone, interleaved.
 

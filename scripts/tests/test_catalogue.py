@@ -276,6 +276,7 @@ class TestSanitizedMutant(unittest.TestCase):
         from suitelib import catalogue
         prog = mock.Mock()
         prog.sanitize_spec.return_value = (["--launch-count", "4"], ["-m", "9"])
+        prog.text = "no common block"
         mutant = catalogue.Mutant("missing-barrier", "race", "a", "b", sanitizer="racecheck")
         with mock.patch.object(catalogue, "sanitizer_findings", return_value=(findings, "log")) as fake:
             entry = catalogue._sanitized_mutant({"name": mutant.name}, prog, mutant, "/bin/x")

@@ -161,7 +161,7 @@ class TestSanitizerFilter(unittest.TestCase):
         def fake(binary, args, tool, options=()):
             calls.append((tool, list(options)))
             return 0, ""
-        prog = type("P", (), {"sanitize_spec": lambda self: ([], ["-x"]), "name": "demo"})()
+        prog = type("P", (), {"sanitize_spec": lambda self: ([], ["-x"]), "name": "demo", "text": ""})()
         barrier = "// solution: r\n__syncthreads();\n// end solution\n"
         with patched(sanitize, "available", lambda: True), patched(catalogue, "sanitizer_findings", fake):
             ok, _ = sanitize.judge("b", prog, barrier, only=["tiled"])

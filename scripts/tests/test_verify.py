@@ -562,3 +562,42 @@ class TestBuildCache(unittest.TestCase):
             failed = cache.build("bad", ["nvcc"], lambda folder: (None, "does not compile: x"))
             self.assertEqual(failed, (None, "does not compile: x"))
             self.assertEqual(cache.build("bad", ["nvcc"], compile_in), (None, "does not compile: x"))
+
+
+class TestCommonKernelSkip(unittest.TestCase):
+    """Who may leave the common kernel out of racecheck: a program carrying its block; a student's
+    file only where it carries the block exactly as the lesson does."""
+
+    LESSON = "x\n// common: smem_roof\n__global__ void ceilingSmemKernel() {}\n// end common: smem_roof\n"
+
+    def test_carried_blocks_and_edited_copies(self):
+        from suitelib import commonkernels
+        self.assertEqual(commonkernels.racecheck_excludes(self.LESSON), ["ceilingSmemKernel"])
+        self.assertEqual(commonkernels.racecheck_excludes("no block"), [])
+        edited = self.LESSON.replace("{}", "{ int x = 0; }")
+        self.assertEqual(commonkernels.racecheck_excludes(edited, canonical=self.LESSON), [])
+        self.assertEqual(commonkernels.racecheck_excludes("y\n" + self.LESSON, canonical=self.LESSON),
+                         ["ceilingSmemKernel"])
+
+    def test_the_student_check_and_the_mutants_pass_the_skip(self):
+        from helpers import patched
+        from suitelib import catalogue, sanitize
+        calls = []
+
+        def fake(binary, args, tool, options=()):
+            calls.append((tool, list(options)))
+            return 0, ""
+        prog = type("P", (), {"sanitize_spec": lambda self: ([], []), "name": "demo", "text": self.LESSON})()
+        barrier = self.LESSON + "// solution: r\n__syncthreads();\n// end solution\n"
+        with patched(sanitize, "available", lambda: True), patched(catalogue, "sanitizer_findings", fake):
+            sanitize.judge("b", prog, prog.text, barrier)
+            race = dict(calls)["racecheck"]
+            self.assertEqual(race[race.index("kns=ceilingSmemKernel") - 1], "--kernel-name-exclude")
+            self.assertNotIn("kns=ceilingSmemKernel", dict(calls)["memcheck"])
+            calls.clear()
+            sanitize.judge("b", prog, prog.text, barrier.replace("{}", "{ int x = 0; }"))
+            self.assertNotIn("kns=ceilingSmemKernel", dict(calls)["racecheck"])
+            calls.clear()
+            mutant = type("M", (), {"args": None, "sanitizer": "racecheck", "blind_spot": None})()
+            catalogue._sanitized_mutant({}, prog, mutant, "b")
+            self.assertIn("kns=ceilingSmemKernel", calls[0][1])

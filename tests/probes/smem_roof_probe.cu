@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // The common blocks' shared-memory kernel (common/smem_roof.cuh: ceilingSmemKernel) at a size
-// compute-sanitizer's racecheck can afford. Every lesson measures its shared-memory roof with it:
-// about 1056 blocks x 256 threads x 1024 loads a launch, nine launches, each load tracked by
-// racecheck, minutes a program. So verify's racecheck runs of the programs leave this kernel out
-// (--kernel-name-exclude) and racecheck it here instead: the same kernel, the same block size and
+// compute-sanitizer's racecheck can afford. report_data and project_template measure their
+// shared-memory roof with it: on an H200 about 1056 blocks x 256 threads x 1024 loads a launch,
+// nine launches, each load tracked by racecheck, minutes a program. So the racecheck runs of verify
+// (programs, attempts, mutants) and of exercise check leave this kernel out where it is the lesson's
+// own copy (--kernel-name-exclude), and verify racechecks it here instead: the same kernel, the same block size and
 // stride, a grid and a step count small enough to take seconds. Exit 0 after one launch whose
 // every output is the sum the slots' values predict; 1 otherwise; 77 without a device.
 #include <algorithm>
