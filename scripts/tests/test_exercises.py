@@ -172,6 +172,15 @@ class TestExerciseCheck(ExerciseScratch):
         self.assertEqual(status, EXIT_FAIL)
         self.assertIn("exit code 1, the recording says 0", out)
 
+    def test_what_is_left_is_shown_past_the_diff_cap(self):
+        """Found 8: sweep's 'Left to write: ...' line, last of a long stdout, fell under the 20-line cap."""
+        rows = "".join(f"echo 'row {i}'; " for i in range(30))
+        status, out, _ = self.check(rows + "echo 'Left to write: the coarsened loop'; echo 'GATE: point 2' >&2; exit 1")
+        self.assertEqual(status, EXIT_FAIL, out)
+        self.assertIn("more differing lines not shown", out)
+        self.assertIn("- exit 1: a gate failed or something is left to write", out)
+        self.assertIn("- your program says: Left to write: the coarsened loop", out)
+
     def test_compares_with_the_lesson_not_the_starter(self):
         self.record(self.run_of("starter/demo"), stdout="answer 42\n", stderr="Left to write: twice\n", exit_code=1)
         status, out, _ = self.check("echo 'answer 42'; echo 'Left to write: twice' >&2; exit 1")
