@@ -9,9 +9,10 @@ import os
 import tempfile
 from pathlib import Path
 
-from helpers import Scratch, no_gpu
+from helpers import no_gpu
 from suitelib import EXIT_FAIL, EXIT_OK, EXIT_USAGE
 from suitelib.model import Program
+from test_exercises import ExerciseScratch
 
 LESSON_OUT = "GPU: NVIDIA H200 (compute capability 9.0)\n[device] 132 SMs\nnote: the lesson's words\nanswer 42\n"
 TWICE_OUT = LESSON_OUT.replace("answer 42", "answer 84")
@@ -27,13 +28,11 @@ def pane(stdout, stderr="", code=0):
     return text
 
 
-class PaneScratch(Scratch):
+class PaneScratch(ExerciseScratch):
+    lesson_out = LESSON_OUT
+
     def setUp(self):
         super().setUp()
-        (self.root / "exercises").mkdir()
-        (self.root / "exercises/demo.cu").write_text((self.root / "starter/demo.cu").read_text())
-        self.record(self.run_of("demo"), stdout=LESSON_OUT)
-        self.record(self.run_of("demo@twice"), stdout=TWICE_OUT)
         self.record(self.run_of("starter/demo"), stdout=LESSON_OUT, stderr="Left to write: twice\n", exit_code=1)
 
     def write(self, name, text):
