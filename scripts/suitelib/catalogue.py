@@ -15,7 +15,7 @@ from pathlib import Path
 from . import EXIT_FAIL, SuiteError, UsageError, read_text
 from .model import lesson, parse_regions, programs
 from .running import run_binary
-from . import builds, commonkernels
+from . import builds, commonkernels, kernelscope
 
 SANITIZER_SUMMARY = re.compile(r"(?:ERROR|RACECHECK) SUMMARY: (\d+) (?:errors?|hazards?)")
 SANITIZER_TIMEOUT_S = 420
@@ -255,11 +255,11 @@ def attempt_program(root, attempt):
     return lesson(root, attempt.lesson), attempt.apply(base_program(root, attempt).text)
 
 
-def prebuild(prog, text, arch=None, sass=None):
+def prebuild(prog, text, arch=None, sass=None, aot=None):
     """Build into builds.BUILD_CACHE ahead of the job that runs it (verify compiles while the GPU
     times); a failure is only reported by that job, which finds it in the cache."""
     with tempfile.TemporaryDirectory(prefix="suite-prebuild-") as tmp:
-        return build_in_scratch(prog, text, tmp, arch, sass)[1]
+        return build_in_scratch(prog, text, tmp, arch, sass, aot)[1]
 
 
 def check_attempts(root):
@@ -341,17 +341,20 @@ def replace_region(text, region, body):
     return "".join(lines[:r.open_line]) + body.rstrip("\n") + "\n" + "".join(lines[r.close_line - 1:])
 
 
-def build_in_scratch(prog, text, tmp, arch=None, sass=None):
+def build_in_scratch(prog, text, tmp, arch=None, sass=None, aot=None):
     """Write text under the program's file name in tmp and compile it with its Build: line (with
     -arch=ARCH in place of the line's -arch where arch is given; with the machine code of sass,
     such as sm_90, added beside the line's -arch=sm_N where given and different: then that GPU runs
-    it without compiling its PTX first); through
-    builds.BUILD_CACHE where set.
+    it without compiling its PTX first; with aot, such as sm_90, machine code for that GPU compiled
+    from the line's own PTX (compute_75 for sm_75): the code the driver's JIT would make of that PTX,
+    made ahead of the run); through builds.BUILD_CACHE where set.
 
     Returns (binary path, None) or (None, the compiler's first error line)."""
     argv = prog.build_argv()
     if sass and not arch and line_sm(argv) not in (None, sass):
         argv[1:1] = ["-gencode", f"arch=compute_{sass[3:]},code={sass}"]
+    elif aot and not arch and line_sm(argv) not in (None, aot):
+        argv[1:1] = ["-gencode", f"arch=compute_{line_sm(argv)[3:]},code={aot}"]
     if arch:
         target = native_arch() if arch == "native" else arch
         if target is None:
@@ -384,14 +387,18 @@ def one_line(result, limit=300):
         line for line in result["stderr"].splitlines() if line.strip()))[:limit]
 
 
-def run_mutant(root, prog, mutant):
-    """Build and run one mutant in a scratch folder; return its record entry."""
+def run_mutant(root, prog, mutant, aot=None):
+    """Build and run one mutant in a scratch folder; return its record entry. aot: the GPU's sm_N,
+    compiled ahead from the Build: line's PTX (build_in_scratch), so no run waits on the JIT; on the
+    H200 (2026-12-02) the mutants, then JIT-compiled at their first run, were left to the last 55 s of
+    the parallel phase, whose GPU read mostly under 30 % busy."""
     entry = {"name": mutant.name, "description": mutant.description}
     if mutant.arch:
         entry["arch"] = mutant.arch
     clock = builds.Stopwatch()
     with tempfile.TemporaryDirectory(prefix="suite-mutant-") as tmp:
-        binary, failure = clock.lap("build", build_in_scratch, prog, mutant.apply(prog.text), tmp, mutant.arch)
+        binary, failure = clock.lap("build", build_in_scratch, prog, mutant.apply(prog.text), tmp, mutant.arch,
+                                    None, aot)
         entry["seconds"] = clock.laps
         if binary is None:
             entry.update(killed=False, outcome=failure)
@@ -422,15 +429,34 @@ def sanitizer_findings(binary, args, tool, options=()):
     return sum(counts), text if sum(counts) else ""
 
 
+def mutant_kernels(prog, mutant, changed=kernelscope.changed_kernels):
+    """The kernels a sanitizer mutant's run instruments: those its edit changes (kernelscope), or
+    None (every kernel)."""
+    old, text = getattr(mutant, "old", None), getattr(prog, "text", None)
+    if not isinstance(old, str) or not isinstance(text, str) or text.count(old) != 1:
+        return None
+    target = getattr(mutant, "arch", None) or line_sm(prog.build_argv())
+    if target == "native":
+        target = native_arch()
+    start = text.find(old)
+    return changed(prog, text, mutant.apply(text), (start, start + len(mutant.new)), target)
+
+
 def _sanitized_mutant(entry, prog, mutant, binary):
-    """Killed when the named compute-sanitizer tool reports findings on the Sanitize: run."""
+    """Killed when the named compute-sanitizer tool reports findings on the Sanitize: run, on the
+    kernels the edit changes (the lesson's own sanitizer runs cover the rest) or on every kernel."""
     options, args = prog.sanitize_spec()
     if mutant.sanitizer == "racecheck":  # the common kernels are the lesson's: their probes cover them
         options = list(options) + commonkernels.skip_options(commonkernels.racecheck_excludes(prog.text))
+    kernels = mutant_kernels(prog, mutant)
+    if kernels:
+        entry["kernels"] = kernels
+        options = list(options) + [o for k in kernels for o in ("--kernel-name", f"kne={k}")]
     findings, log = sanitizer_findings(binary, mutant.args if mutant.args is not None else args,
                                        mutant.sanitizer, options)
     entry["killed"] = bool(findings)
-    entry["outcome"] = (f"{mutant.sanitizer}: {findings} finding(s)" if findings is not None
+    where = f" on {len(kernels)} changed kernel(s)" if kernels else ""
+    entry["outcome"] = (f"{mutant.sanitizer}: {findings} finding(s){where}" if findings is not None
                         else f"{mutant.sanitizer}: no verdict: {log[:200]}")
     if mutant.blind_spot and not entry["killed"]:
         entry["blind_spot"] = mutant.blind_spot

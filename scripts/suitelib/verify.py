@@ -22,7 +22,11 @@ from .transcripts import mask, run_against_transcript
 
 BUDGET = panerecord.BUDGET  # Compiler Explorer's budget; panerecord decides from it which runs fit
 BUDGET_KEYS = ("wall_s_1core", "cpu_s_1core", "peak_rss_mib", "output_bytes")
-REPEAT_RUNS = 10
+# Each repeat runs a lesson's first Run: line again and must print what the first repeat printed
+# (timings masked); its run job compares one more such run with the transcript. Five, not ten, since
+# 2026-12-02: the repeats were 315 s of the 889 s of jobs that a whole verify on the H200 had left
+# for its last 55 s.
+REPEAT_RUNS = 5
 SANITIZERS = ("memcheck", "racecheck", "initcheck", "synccheck")
 
 
@@ -234,8 +238,10 @@ def build_tree(root, name, archs, targets, optional=()):
     (the anchor) may fail to exist."""
     bdir = Path(root) / "build" / name
     build = ["cmake", "--build", str(bdir)] + (["--target"] + targets if targets is not None else [])
+    # --threads=0: nvcc compiles a file's architectures at once (a fresh build's longest file is
+    # one of two architectures compiled in turn otherwise).
     for cmd in (["cmake", "-S", str(root), "-B", str(bdir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DCMAKE_CUDA_ARCHITECTURES={archs}"], build):
+                 f"-DCMAKE_CUDA_ARCHITECTURES={archs}", "-DCMAKE_CUDA_FLAGS=--threads=0"], build):
         if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
             raise SuiteError(f"verify: {' '.join(cmd[:4])} ... failed")
     for target in optional:
@@ -270,7 +276,9 @@ def run_jobs(jobs, deadline, progress, workers=None):
     """Run (key, fn, args) jobs on every core, each worker taking the first queued job it
     may: at most SANITIZER_WORKERS sanitizer jobs at once, so a long sanitizer queue never holds
     every worker, and no worker idles while a job it may take waits. ({key: result} of those that
-    finished by the deadline, {key: seconds each took}.)"""
+    finished by the deadline, {key: seconds each took}.) Twice as many workers as cores made the
+    parallel phase longer on the H200 (2026-12-02: 193.9 s against 182.4 s; the load average read
+    35-46 on its 16 cores)."""
     workers = workers or max(SANITIZER_WORKERS + 1, os.cpu_count() or 2)
     queue, results, durations = list(jobs), {}, {}
     running = {"sanitizer": 0}
@@ -410,7 +418,7 @@ def make_jobs(root, progs, native, ptx75, gpu, cats, sass=None):
         jobs += [(("run", p.rel, r.id), job_run, (native, ptx75, p, r, gpu)) for r in p.runs()]
         jobs += [(("repeat", p.rel, i), job_repeat, (native, p)) for i in range(repeats(p))]
         if not p.is_starter and p.name in cats:
-            jobs += [(("mutant", p.rel, m.name), catalogue.run_mutant, (root, p, m)) for m in cats[p.name].mutants]
+            jobs += [(("mutant", p.rel, m.name), catalogue.run_mutant, (root, p, m, sass)) for m in cats[p.name].mutants]
             worded = cats[p.name].student_worded
             jobs += [(("attempt", p.rel, a.region, a.name), exercises.run_attempt, (root, a, gpu, worded, sass))
                      for a in cats[p.name].attempts]
