@@ -270,19 +270,32 @@ def job_repeat(native, prog):
 
 
 SANITIZER_WORKERS = 6  # the programs' sanitizer jobs at once (attempts and mutants run their own inside their jobs)
+# Jobs that hold the GPU for tens of seconds, and the workers kept from them for the short jobs
+# (runs, repeats, mutants). On the H200 (2026-12-02) the short jobs, queued after the heavy ones,
+# took the parallel phase's last 46-55 s with the GPU mostly idle: CUDA processes start one after
+# another there (scripts/bench/process_starts.sh), so they wait on those starts, which the heavy
+# jobs, busy on the GPU, leave free. Kept back, they run beside the heavy ones from the start.
+HEAVY_KINDS = ("sanitizer", "attempt", "ctest")
+LIGHT_WORKERS = 4
 
 
 def run_jobs(jobs, deadline, progress, workers=None):
     """Run (key, fn, args) jobs on every core, each worker taking the first queued job it
-    may: at most SANITIZER_WORKERS sanitizer jobs at once, so a long sanitizer queue never holds
-    every worker, and no worker idles while a job it may take waits. ({key: result} of those that
-    finished by the deadline, {key: seconds each took}.) Twice as many workers as cores made the
-    parallel phase longer on the H200 (2026-12-02: 193.9 s against 182.4 s; the load average read
-    35-46 on its 16 cores)."""
+    may: at most SANITIZER_WORKERS sanitizer jobs and all but LIGHT_WORKERS workers on HEAVY_KINDS
+    jobs at once, so neither a long sanitizer queue nor the heavy jobs hold every worker, and no
+    worker idles while a job it may take waits. ({key: result} of those that finished by the
+    deadline, {key: seconds each took}.) Twice as many workers as cores made the parallel phase
+    longer on the H200 (2026-12-02: 193.9 s against 182.4 s; the load average read 35-46 on its 16
+    cores)."""
     workers = workers or max(SANITIZER_WORKERS + 1, os.cpu_count() or 2)
+    heavy = max(SANITIZER_WORKERS + 1, workers - LIGHT_WORKERS)
     queue, results, durations = list(jobs), {}, {}
-    running = {"sanitizer": 0}
+    running = {"sanitizer": 0, "heavy": 0}
     cond = threading.Condition()
+
+    def may(kind):
+        return (kind != "sanitizer" or running["sanitizer"] < SANITIZER_WORKERS) and \
+            (kind not in HEAVY_KINDS or running["heavy"] < heavy)
 
     def take():
         with cond:
@@ -290,8 +303,9 @@ def run_jobs(jobs, deadline, progress, workers=None):
                 if time.monotonic() > deadline:
                     return None
                 for i, job in enumerate(queue):
-                    if job[0][0] != "sanitizer" or running["sanitizer"] < SANITIZER_WORKERS:
+                    if may(job[0][0]):
                         running["sanitizer"] += job[0][0] == "sanitizer"
+                        running["heavy"] += job[0][0] in HEAVY_KINDS
                         return queue.pop(i)
                 if not queue:
                     return None
@@ -314,6 +328,7 @@ def run_jobs(jobs, deadline, progress, workers=None):
                 if value is not None:
                     results[key] = value
                 running["sanitizer"] -= key[0] == "sanitizer"
+                running["heavy"] -= key[0] in HEAVY_KINDS
                 cond.notify_all()
             progress(f"{key[0]} {key[1]}{' ' + str(key[2]) if len(key) > 2 and key[2] != '' else ''}: "
                      f"done in {durations[key]:.1f} s")

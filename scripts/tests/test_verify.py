@@ -786,6 +786,29 @@ class TestJobScheduler(unittest.TestCase):
         self.assertEqual(peak["sanitizer"], verify.SANITIZER_WORKERS)
         self.assertGreaterEqual(peak["other"], 2, "the other jobs ran beside the sanitizers")
 
+    def test_light_jobs_run_beside_the_heavy_ones_from_the_start(self):
+        import threading
+        import time
+        lock, now, peak = threading.Lock(), {"heavy": 0, "light": 0}, {"heavy": 0, "light": 0}
+        order = []
+
+        def job(kind):
+            with lock:
+                now[kind] += 1
+                peak[kind] = max(peak[kind], now[kind])
+                order.append(kind)
+            time.sleep(0.05)
+            with lock:
+                now[kind] -= 1
+            return kind
+        jobs = [(("attempt", f"p{i}", "r", "a"), job, ("heavy",)) for i in range(24)]
+        jobs += [(("repeat", f"p{i}", i), job, ("light",)) for i in range(6)]
+        workers = verify.SANITIZER_WORKERS + 1 + verify.LIGHT_WORKERS
+        results, _ = self.run_all(jobs, workers=workers)
+        self.assertEqual(len(results), len(jobs))
+        self.assertEqual(peak["heavy"], workers - verify.LIGHT_WORKERS, "heavy jobs never take every worker")
+        self.assertIn("light", order[:workers], "the light jobs, queued last, started in the first round")
+
     def test_a_crashed_job_is_left_out_and_the_others_finish(self):
         def boom():
             raise RuntimeError("planted")
