@@ -429,10 +429,15 @@ def sanitizer_findings(binary, args, tool, options=()):
     return sum(counts), text if sum(counts) else ""
 
 
+SCOPED_TOOLS = ("racecheck", "synccheck")  # they judge each kernel's own accesses (kernelscope)
+
+
 def mutant_kernels(prog, mutant, changed=kernelscope.changed_kernels):
-    """The kernels a sanitizer mutant's run instruments: those its edit changes (kernelscope), or
-    None (every kernel)."""
+    """The kernels a racecheck or synccheck mutant's run instruments: those its edit changes
+    (kernelscope), or None (every kernel, and always for memcheck and initcheck)."""
     old, text = getattr(mutant, "old", None), getattr(prog, "text", None)
+    if getattr(mutant, "sanitizer", None) not in SCOPED_TOOLS:
+        return None
     if not isinstance(old, str) or not isinstance(text, str) or text.count(old) != 1:
         return None
     target = getattr(mutant, "arch", None) or line_sm(prog.build_argv())

@@ -1,18 +1,22 @@
-"""Which kernels a mutant's edit changes, so its sanitizer run instruments those alone.
+"""Which kernels a mutant's edit changes, so its racecheck or synccheck run instruments those alone.
 
-A sanitizer mutant is its lesson but for one edit; the lesson's own sanitizer runs cover every kernel
-the edit leaves as it was. Where the edit lies inside a device-only function (__global__, or
-__device__ without __host__), the host code and so every launch is the lesson's, and the kernels it
-changes are those whose PTX differs: both sources are compiled to PTX for the architecture the
-mutant is built for, and their .entry bodies compared. Anything else (an edit in host code or in a
-__host__ __device__ function, PTX outside the entries that differs, a compile that fails) gives
-None: the tool then instruments every kernel, as before.
+A sanitizer mutant is its lesson but for one edit. Where the edit lies inside a device-only function
+(__global__, or __device__ without __host__), the host code is the lesson's, and the kernels the edit
+changes are those whose PTX differs: both sources are compiled to PTX for the architecture the mutant
+is built for (two compiles inside the mutant's job), and their .entry bodies compared. racecheck and
+synccheck look at each kernel's own shared-memory accesses and barriers, so a kernel whose code is
+unchanged is judged as in the lesson's own runs, as long as its shared-memory addresses do not
+depend on data the edit changes. memcheck and initcheck can report in an unchanged kernel what a
+changed one wrote (a buffer left unwritten, a bad index): those tools always instrument every
+kernel. Anything else (an edit in host code, in a __host__ __device__ function or in a macro, PTX
+outside the entries that differs, a compile that fails) gives None: every kernel, as before.
+compute-sanitizer's --help (2025.3.1) says its --kernel-name filters are additive: a kernel that
+matches any of them is checked.
 
 On the H200 (2026-12-02, scripts/bench/racecheck_launches.py), racecheck of gemm_ladder's
-async-b-not-awaited mutant took 48.3 s on the whole Sanitize: run and 7.8 s with the one kernel
-the edit changes (`--kernel-name kne=` its mangled name), 20 hazards both ways.
+async-b-not-awaited mutant took 48.3 s on the whole Sanitize: run and 7.7-7.8 s with the one kernel
+the edit changes (`--kernel-name kne=` or `kns=` its mangled name), 20 hazards every way.
 """
-
 import re
 import subprocess
 import tempfile
@@ -67,10 +71,14 @@ def matching_brace(text, open_at):
     return None
 
 
+DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)  # a preprocessor line and its continuations
+
+
 def device_only_at(text, start, end):
     """Does text[start:end] lie inside the body of a function only device code has (__global__, or
-    __device__ on a head without __host__)? Comments and literals are blanked first."""
-    code = blank_comments(text)
+    __device__ on a head without __host__)? Comments, literals and preprocessor lines are blanked
+    first (a macro naming __device__ is no function head)."""
+    code = DIRECTIVE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), blank_comments(text))
     for m in reversed(list(HEAD.finditer(code, 0, start))):
         brace = code.find("{", m.end())
         semi = code.find(";", m.end())
@@ -79,8 +87,8 @@ def device_only_at(text, start, end):
         close = matching_brace(code, brace)
         if close is None or close < end:
             continue  # a function that ends before the edit
-        line = code.rfind("\n", 0, max(0, code.rfind("\n", 0, m.start()))) + 1  # this line and the one above
-        return "__host__" not in code[line:brace]
+        head = max(code.rfind(c, 0, m.start()) for c in ";{}") + 1  # the whole head, however many lines
+        return "__host__" not in code[head:brace]
     return False
 
 
@@ -103,8 +111,8 @@ def ptx_parts(ptx):
 
 def canonical(entry):
     """An entry's PTX with its register declarations dropped and its virtual registers and labels
-    renamed in order of first use: the compiler numbers them across the module, so an edit in one
-    kernel renumbers others whose code is the same."""
+    renamed in order of first use: an edit in one kernel can change those numbers in another whose
+    code is the same (gemm_ladder's gemmWarpTiled, compiled beside the async-b-not-awaited edit)."""
     seen, counts = {}, {}
 
     def rename(m):

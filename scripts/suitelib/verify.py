@@ -24,8 +24,8 @@ BUDGET = panerecord.BUDGET  # Compiler Explorer's budget; panerecord decides fro
 BUDGET_KEYS = ("wall_s_1core", "cpu_s_1core", "peak_rss_mib", "output_bytes")
 # Each repeat runs a lesson's first Run: line again and must print what the first repeat printed
 # (timings masked); its run job compares one more such run with the transcript. Five, not ten, since
-# 2026-12-02: the repeats were 315 s of the 889 s of jobs that a whole verify on the H200 had left
-# for its last 55 s.
+# 2026-12-02: in a whole verify on the H200, the jobs that finished in its last 55 s took 889 s in
+# all, the repeats 315 s of them.
 REPEAT_RUNS = 5
 SANITIZERS = ("memcheck", "racecheck", "initcheck", "synccheck")
 
@@ -272,9 +272,10 @@ def job_repeat(native, prog):
 SANITIZER_WORKERS = 6  # the programs' sanitizer jobs at once (attempts and mutants run their own inside their jobs)
 # Jobs that hold the GPU for tens of seconds, and the workers kept from them for the short jobs
 # (runs, repeats, mutants). On the H200 (2026-12-02) the short jobs, queued after the heavy ones,
-# took the parallel phase's last 46-55 s with the GPU mostly idle: CUDA processes start one after
-# another there (scripts/bench/process_starts.sh), so they wait on those starts, which the heavy
-# jobs, busy on the GPU, leave free. Kept back, they run beside the heavy ones from the start.
+# took the parallel phase's last 46-55 s with the GPU mostly under 30 % busy, each several times
+# slower than alone; CUDA processes start there mostly one after another (scripts/bench/
+# process_starts.sh). Kept workers let the short jobs run beside the heavy ones from the start;
+# whether that shortens the phase is not yet measured (docs/notes/pending/README.md).
 HEAVY_KINDS = ("sanitizer", "attempt", "ctest")
 LIGHT_WORKERS = 4
 

@@ -46,6 +46,25 @@ class TestDeviceOnly(unittest.TestCase):
         start, _ = at(SOURCE, "2.0f * v")
         self.assertFalse(kernelscope.device_only_at(SOURCE, start, SOURCE.index("__host__ __device__ inline")))
 
+    def test_a_device_variable_is_no_function_head(self):
+        text = "__device__ int counter;\nint host(int v) { return v + 1; }\n"
+        self.assertFalse(kernelscope.device_only_at(text, *at(text, "v + 1")))
+
+    def test_a_macro_naming_device_is_no_function_head(self):
+        text = ("#define INLINE_DEVICE __device__ \\\n    __forceinline__\n"
+                "struct Config { int tile = 32; int grid(int n) const { return n / tile; } };\n")
+        self.assertFalse(kernelscope.device_only_at(text, *at(text, "n / tile")))
+        self.assertFalse(kernelscope.device_only_at(text, *at(text, "tile = 32")))
+
+    def test_host_anywhere_in_the_head(self):
+        text = "__host__  // both sides\n__forceinline__\n__device__ int f(int v) { return v; }\n"
+        self.assertFalse(kernelscope.device_only_at(text, *at(text, "return v")))
+
+    def test_a_brace_in_a_character_literal_is_blank(self):
+        text = "__device__ int f(int v) { return v == '}' ? 1 : 2; }\nint host() { return 3; }\n"
+        self.assertTrue(kernelscope.device_only_at(text, *at(text, "? 1 : 2")))
+        self.assertFalse(kernelscope.device_only_at(text, *at(text, "return 3")))
+
     def test_comments_and_literals_keep_their_places_as_blanks(self):
         text = 'int a; // { __device__\nconst char* s = "}";\n'
         blanked = kernelscope.blank_comments(text)
@@ -151,6 +170,34 @@ class TestChangedKernels(unittest.TestCase):
         new = SOURCE.replace("2.0f * v", "3.0f * v")
         got = kernelscope.changed_kernels(Prog(SOURCE), SOURCE, new, at(new, "3.0f * v"), "sm_75")
         self.assertEqual(got, ["_Z5scalePf"])
+
+
+class TestMutantKernels(unittest.TestCase):
+    """catalogue.mutant_kernels: which build the PTX is compared for, the edit's place in the mutant,
+    and every kernel for memcheck and initcheck."""
+
+    def scope(self, sanitizer="racecheck", arch=None, old="2.0f * v", new="3.0f * v", text=SOURCE):
+        seen = []
+
+        def changed(prog, old_text, new_text, edit_at, target):
+            seen.append((new_text[edit_at[0]:edit_at[1]], target))
+            return ["_Z5scalePf"]
+        mutant = catalogue.Mutant("m", "d", old, new, sanitizer=sanitizer, arch=arch)
+        with patched(catalogue, "native_arch", lambda: "sm_90"):
+            got = catalogue.mutant_kernels(Prog(text), mutant, changed)
+        return got, seen
+
+    def test_the_build_lines_arch_or_the_mutants_own(self):
+        self.assertEqual(self.scope(), (["_Z5scalePf"], [("3.0f * v", "sm_75")]))
+        self.assertEqual(self.scope(arch="native")[1], [("3.0f * v", "sm_90")])
+        self.assertEqual(self.scope(arch="sm_80")[1], [("3.0f * v", "sm_80")])
+        self.assertEqual(self.scope(sanitizer="synccheck")[0], ["_Z5scalePf"])
+
+    def test_every_kernel_for_memcheck_initcheck_or_an_edit_that_is_not_once(self):
+        for tool in ("memcheck", "initcheck", None):
+            self.assertEqual(self.scope(sanitizer=tool), (None, []), tool)
+        twice = SOURCE + "__device__ float thrice(float v) { return 2.0f * v; }\n"
+        self.assertEqual(self.scope(text=twice), (None, []))
 
 
 class TestSanitizedMutantScope(unittest.TestCase):
