@@ -255,11 +255,11 @@ def attempt_program(root, attempt):
     return lesson(root, attempt.lesson), attempt.apply(base_program(root, attempt).text)
 
 
-def prebuild(prog, text, arch=None, sass=None, aot=None):
+def prebuild(prog, text, arch=None, sass=None):
     """Build into builds.BUILD_CACHE ahead of the job that runs it (verify compiles while the GPU
     times); a failure is only reported by that job, which finds it in the cache."""
     with tempfile.TemporaryDirectory(prefix="suite-prebuild-") as tmp:
-        return build_in_scratch(prog, text, tmp, arch, sass, aot)[1]
+        return build_in_scratch(prog, text, tmp, arch, sass)[1]
 
 
 def check_attempts(root):
@@ -341,20 +341,17 @@ def replace_region(text, region, body):
     return "".join(lines[:r.open_line]) + body.rstrip("\n") + "\n" + "".join(lines[r.close_line - 1:])
 
 
-def build_in_scratch(prog, text, tmp, arch=None, sass=None, aot=None):
+def build_in_scratch(prog, text, tmp, arch=None, sass=None):
     """Write text under the program's file name in tmp and compile it with its Build: line (with
     -arch=ARCH in place of the line's -arch where arch is given; with the machine code of sass,
     such as sm_90, added beside the line's -arch=sm_N where given and different: then that GPU runs
-    it without compiling its PTX first; with aot, such as sm_90, machine code for that GPU compiled
-    from the line's own PTX (compute_75 for sm_75): the code the driver's JIT would make of that PTX,
-    made ahead of the run); through builds.BUILD_CACHE where set.
+    it without compiling its PTX first); through
+    builds.BUILD_CACHE where set.
 
     Returns (binary path, None) or (None, the compiler's first error line)."""
     argv = prog.build_argv()
     if sass and not arch and line_sm(argv) not in (None, sass):
         argv[1:1] = ["-gencode", f"arch=compute_{sass[3:]},code={sass}"]
-    elif aot and not arch and line_sm(argv) not in (None, aot):
-        argv[1:1] = ["-gencode", f"arch=compute_{line_sm(argv)[3:]},code={aot}"]
     if arch:
         target = native_arch() if arch == "native" else arch
         if target is None:
@@ -387,18 +384,14 @@ def one_line(result, limit=300):
         line for line in result["stderr"].splitlines() if line.strip()))[:limit]
 
 
-def run_mutant(root, prog, mutant, aot=None):
-    """Build and run one mutant in a scratch folder; return its record entry. aot: the GPU's sm_N,
-    compiled ahead from the Build: line's PTX (build_in_scratch), so no run waits on the JIT. On the
-    H200 (2026-12-02) the mutants' jobs took as long with it as without (311 s and 307 s summed in a
-    whole verify): what they wait on there is the start of each CUDA process (docs/notes/pending)."""
+def run_mutant(root, prog, mutant):
+    """Build and run one mutant in a scratch folder; return its record entry."""
     entry = {"name": mutant.name, "description": mutant.description}
     if mutant.arch:
         entry["arch"] = mutant.arch
     clock = builds.Stopwatch()
     with tempfile.TemporaryDirectory(prefix="suite-mutant-") as tmp:
-        binary, failure = clock.lap("build", build_in_scratch, prog, mutant.apply(prog.text), tmp, mutant.arch,
-                                    None, aot)
+        binary, failure = clock.lap("build", build_in_scratch, prog, mutant.apply(prog.text), tmp, mutant.arch)
         entry["seconds"] = clock.laps
         if binary is None:
             entry.update(killed=False, outcome=failure)

@@ -434,7 +434,7 @@ def make_jobs(root, progs, native, ptx75, gpu, cats, sass=None):
         jobs += [(("run", p.rel, r.id), job_run, (native, ptx75, p, r, gpu)) for r in p.runs()]
         jobs += [(("repeat", p.rel, i), job_repeat, (native, p)) for i in range(repeats(p))]
         if not p.is_starter and p.name in cats:
-            jobs += [(("mutant", p.rel, m.name), catalogue.run_mutant, (root, p, m, sass)) for m in cats[p.name].mutants]
+            jobs += [(("mutant", p.rel, m.name), catalogue.run_mutant, (root, p, m)) for m in cats[p.name].mutants]
             worded = cats[p.name].student_worded
             jobs += [(("attempt", p.rel, a.region, a.name), exercises.run_attempt, (root, a, gpu, worded, sass))
                      for a in cats[p.name].attempts]

@@ -94,7 +94,7 @@ def compile_jobs(root, progs, cats, speed_names, tmp, sass=None):
             rest.append((len(text), ("build", p.rel, "attempt " + a.name), catalogue.prebuild, (les, text, None, sass)))
         for m in cats[p.name].mutants:
             rest.append((len(p.text), ("build", p.rel, "mutant " + m.name), catalogue.prebuild,
-                         (p, m.apply(p.text), m.arch, None, sass)))
+                         (p, m.apply(p.text), m.arch)))
     return jobs + [(key, fn, args) for _, key, fn, args in sorted(rest, key=lambda r: -r[0])]
 
 

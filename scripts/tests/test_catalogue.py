@@ -117,7 +117,7 @@ class TestSpeedRules(CatalogueScratch):
             catalogue.replace_region(text, "thrice", "x")
 
 
-def fake_build(prog, text, tmp, arch=None, sass=None, aot=None):
+def fake_build(prog, text, tmp, arch=None, sass=None):
     """A 'compiler' for the demo: the program prints twice(42) as the attempt's source computes it."""
     body = re.search(r"int twice\(int v\) \{ return (.*?); \}", text).group(1)
     value = eval(body, {}, {"v": 42})
@@ -262,7 +262,7 @@ class TestMutantArch(CatalogueScratch):
     def test_the_record_names_the_arch_a_mutant_was_built_for(self):
         seen = []
 
-        def fake_build(prog, text, tmp, arch=None, sass=None, aot=None):
+        def fake_build(prog, text, tmp, arch=None, sass=None):
             seen.append(arch)
             return None, "does not compile: planted"
         mutant = catalogue.Mutant("guarded", "x", "return 42;", "return 43;", "GATE:", arch="native")
@@ -313,17 +313,6 @@ class TestAttemptMachineCode(CatalogueScratch):
         attempts = [args for key, _, args in jobs if key[0] == "attempt"]
         self.assertTrue(attempts)
         self.assertTrue(all(args[-1] == "sm_90" for args in attempts))
-        mutants = [args for key, _, args in jobs if key[0] == "mutant"]
-        self.assertTrue(mutants)
-        self.assertTrue(all(args[-1] == "sm_90" for args in mutants))
-
-    def test_a_mutant_gets_the_gpus_code_made_from_the_lines_own_ptx(self):
-        line = resolve_source(self.root, "demo").build_argv()
-        own = next(a.split("=", 1)[1] for a in line if a.startswith("-arch="))
-        plain, ahead = self.argv_for(), self.argv_for(aot="sm_90")
-        self.assertEqual([a for a in ahead if a not in plain], ["-gencode", f"arch=compute_{own[3:]},code=sm_90"])
-        self.assertEqual(self.argv_for(aot=own), plain, "nothing added where the line builds that GPU's code")
-        self.assertNotIn("-gencode", self.argv_for(arch="sm_80", aot="sm_90"), "a mutant that names its arch")
 
 
 if __name__ == "__main__":

@@ -454,7 +454,7 @@ class TestVerifyCommand(Scratch):
                 patched(verifyrun, "run_measured", lambda *a: dict(budget)), \
                 patched(verifyrun, "ctest_gpu", lambda root, bdir=None: dict(gpu_ctest)), \
                 patched(verify, "ctest_gpu", lambda root, bdir=None: dict(gpu_ctest)), \
-                patched(catalogue, "run_mutant", lambda root, p, m, aot=None: {"name": m.name, "description": "", "killed": True,
+                patched(catalogue, "run_mutant", lambda root, p, m: {"name": m.name, "description": "", "killed": True,
                                                                      "outcome": "exit 1: GATE"}), \
                 patched(catalogue, "build_in_scratch", fake_build):
             return self.main("verify", *extra, writes=True)
