@@ -22,6 +22,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from .model import skip_at
+
 HEAD = re.compile(r"\b(?:__global__|__device__)\b")
 NAMES = re.compile(r"%[a-z]+\d+|\$L__\w+")  # virtual registers and labels
 REG_DECL = re.compile(r"^\s*\.reg\s.*$", re.M)
@@ -31,30 +33,14 @@ ENTRY = re.compile(r"^(?:\.visible\s+|\.weak\s+)?\.entry\s+([\w$]+)\s*\(", re.M)
 def blank_comments(text):
     """text with its comments and string and character literals as blanks (newlines kept), so every
     index still points where it did and no brace or keyword inside them counts."""
-    out, i, n = list(text), 0, len(text)
-
-    def blank(a, b):
-        for j in range(a, min(b, n)):
-            if out[j] != "\n":
-                out[j] = " "
-
-    while i < n:
-        if text.startswith("//", i):
-            j = text.find("\n", i)
-            j = n if j < 0 else j
-        elif text.startswith("/*", i):
-            j = text.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-        elif text[i] == '"' or (text[i] == "'" and not (i and (text[i - 1].isalnum() or text[i - 1] == "_"))):
-            j = i + 1
-            while j < n and text[j] != text[i] and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            j += 1
-        else:
+    out, i = list(text), 0
+    while i < len(text):
+        end = skip_at(text, i)
+        if end is None:
             i += 1
             continue
-        blank(i, j)
-        i = j
+        out[i:end] = [ch if ch == "\n" else " " for ch in text[i:end]]
+        i = end
     return "".join(out)
 
 

@@ -77,6 +77,26 @@ def parse_header(text):
     return found
 
 
+def skip_at(text, i):
+    """The end of the // or /* */ comment, or the string or character literal, that starts at i
+    (the comment's closing */ included, a // comment's newline not), or None where none starts
+    there. A ' after a letter or digit is a digit separator (1'000), not a quote."""
+    n = len(text)
+    if text.startswith("//", i):
+        j = text.find("\n", i)
+        return n if j < 0 else j
+    if text.startswith("/*", i):
+        j = text.find("*/", i + 2)
+        return n if j < 0 else j + 2
+    c = text[i]
+    if c == '"' or (c == "'" and not (i and (text[i - 1].isalnum() or text[i - 1] == "_"))):
+        j = i + 1
+        while j < n and text[j] != c and text[j] != "\n":
+            j += 2 if text[j] == "\\" else 1
+        return j + 1
+    return None
+
+
 def strip_comments(text):
     """C++ source without its // and /* */ comments, each run of blanks one space; string and
     character literals are kept whole,
@@ -84,21 +104,17 @@ def strip_comments(text):
     out, i, n = [], 0, len(text)
     while i < n:
         c = text[i]
-        if c == "/" and text.startswith("//", i):
-            j = text.find("\n", i)
-            i = n if j < 0 else j
-        elif c in " \t" or (c == "/" and text.startswith("/*", i)):
+        end = skip_at(text, i)
+        if c in " \t" or (end is not None and text.startswith("/*", i)):
             # A run of blanks, or a block comment, is one separator: spacing is not behaviour.
-            j = i + 1 if c != "/" else text.find("*/", i + 2)
             if out and out[-1] not in " \n":
                 out.append(" ")
-            i = n if j < 0 else (j if c != "/" else j + 2)
-        elif c == '"' or (c == "'" and not (i and (text[i - 1].isalnum() or text[i - 1] == "_"))):
-            j = i + 1
-            while j < n and text[j] != c and text[j] != "\n":
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
-            i = j + 1
+            i = i + 1 if end is None else end
+        elif end is not None and text.startswith("//", i):
+            i = end
+        elif end is not None:
+            out.append(text[i:end])
+            i = end
         else:
             out.append(c)
             i += 1
