@@ -16,14 +16,12 @@
 // Run:   ./sweep -csv -m 200 -n 130 -k 70 -iters 3
 // Run:   ./sweep -iters 0
 // Run:   ./sweep -m 1 -n 1 -k 16777216
-// Sanitize: ./sweep -m 70 -n 40 -k 33 -iters 1
+// Sanitize: ./sweep -m 70 -n 40 -k 33 -iters 1 -warmups 0
 //
 // sm_75 is the T4 of Compiler Explorer; newer GPUs run its PTX. In the third run 4-row tiles
 // would need 75000 blocks in grid.y; the last two runs are refused. lessons/sweep.md: the columns.
-// Exercise (multiplyPanels), with a GPU: python3 scripts/suite.py exercise check sweep judges
-// exercises/sweep.cu at every Run: line. Without one: python3 scripts/suite.py ce-link
-// exercises/sweep.cu opens it in Compiler Explorer; save the whole output pane to FILE, then
-// python3 scripts/suite.py exercise check sweep --pane FILE [--args '...'] (one run a pane).
+// Exercise (multiplyPanels): python3 scripts/suite.py exercise check sweep (on a GPU, every Run:
+// line); without one, add --pane FILE [--args '...'] for a saved Compiler Explorer pane (ce-link).
 
 #include <algorithm>
 #include <cctype>
@@ -38,127 +36,7 @@
 #include <string>
 #include <utility>
 #include <vector>
-
 #include <cuda_runtime.h>
-
-// Course toolkit declarations; definitions at the end of the file
-// common: cuda_check_decl
-// Every CUDA call goes through CUDA_CHECK, every launch is followed by
-// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
-// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
-// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
-#define CUDA_CHECK(call)                                                      \
-  do {                                                                        \
-    cudaError_t err_ = (call);                                                \
-    if (err_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "CUDA error at %s:%d: %s failed: %s\n", __FILE__,  \
-                   __LINE__, #call, cudaGetErrorString(err_));                \
-      std::exit(EXIT_FAILURE);                                                \
-    }                                                                         \
-  } while (0)
-#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
-constexpr int kExitNoDevice = 77;
-cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
-// end common: cuda_check_decl
-// common: timer_decl
-// Kernel timing (method and reasons: the timer block at the end of the file).
-struct TimingStats {
-  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
-  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
-  double mean_ms;    // pulled up by slow outliers
-  int samples;
-};
-// warmups untimed launches, then samples timed ones; launch() queues one launch.
-template <typename Launch>
-TimingStats timeKernel(Launch launch, int warmups, int samples);
-// end common: timer_decl
-// common: cli_decl
-// Strict command line (rules and definitions: the cli block at the end).
-constexpr int kExitBadCommandLine = 2;
-class CommandLine {
- public:
-  CommandLine(int argc, char** argv, std::string usage);  // usage: the help text
-  bool next();                                     // to the next token; false at the end
-  bool is(const char* name) const;                 // is the current token this option?
-  long long intValue(long long lo, long long hi);  // its value: an integer in [lo, hi]
-  double realValue(double lo, double hi);          // its value: a decimal number in [lo, hi]
-  [[noreturn]] void unknownOption() const;
-  // "error: " + the printf-style message, the usage, exit 2 (rules across options too).
-  [[noreturn]] __attribute__((format(printf, 2, 3))) void fail(const char* fmt, ...) const;
- private:
-  const char* takeValue();  // the next token, or nullptr at the end
-  int argc_;
-  char** argv_;
-  std::string usage_;
-  int i_ = 0;  // argv_[0] is the program
-};
-// end common: cli_decl
-// common: reference_gemm_decl
-// The reference every GEMM here is checked against (the reference_gemm block
-// at the end of the file): C = A * B in double, row-major host arrays.
-void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
-// Row i of the same, computed by a CPU loop; it needs no GPU.
-void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
-// end common: reference_gemm_decl
-// common: ceilings_decl
-// Roofline ceilings (definitions and method: the ceilings block at the end).
-constexpr int kCeilingSamples = 7;  // timed launches per ceiling; odd: the median is one launch
-struct Ceilings {
-  double copy_gbs, fp32_gflops;  // measured on this device by this program
-  double copy_bytes, l2_bytes;   // size of each copy buffer; the device's L2
-  double dram_bound_gbs, fp32_bound_gflops;  // from the device's attributes; 0 = unknown
-  char bounds[256];              // the bounds from the device's attributes, as printed
-};
-Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of memory free
-void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
-double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
-// end common: ceilings_decl
-// common: gemm_check_decl
-// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
-// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
-// infinity failing, the output poisoned before the checked launch, and a timing only of a
-// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
-// <new>, <string>, <vector> and the cuda_check and timer blocks.
-constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
-struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
-  uint32_t s;  // the seed, then the state
-  float next();  // advances, then a float in [0, 1), exact
-  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
-};
-struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
-double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
-// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
-Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
-double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
-struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
-  long long checked = 0, failures = 0;
-  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
-  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
-  long long worst = -1;  // the element with the highest score, the first on ties
-  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
-  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
-  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
-  void add(long long index, double got, double ref, const Tolerance& tol);
-  bool pass() const { return checked > 0 && failures == 0; }
-  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
-  std::string describe(const char* what, long long cols) const;
-};
-GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
-// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
-// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
-// leave the checked bits in C.
-struct CheckedTiming {
-  bool passed = false;      // judge's verdict on the poisoned launch's output
-  bool reproduced = false;  // passed, timed, and C still holds the checked bits
-  TimingStats t{};          // the timing, when passed
-};
-template <typename Launch, typename Judge>
-CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
-                            int warmups, int samples);
-// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
-template <typename T>
-std::vector<T> hostVector(long long count, const char* what);
-// end common: gemm_check_decl
 
 // =============================================================================
 // The idea: one kernel, coarsened CO times
@@ -265,9 +143,8 @@ struct PointSpec {
   GemmKernel kernel;
 };
 
-// Every point fits every CUDA GPU from sm_75 up: at most 512 threads (__launch_bounds__
-// makes the compiler fit its registers to that) and at most 12 KiB of shared memory, under
-// the 48 KiB any block gets without opting in: only the grid can keep a point from launching.
+// Every point fits every CUDA GPU from sm_75 up (at most 512 threads, 12 KiB of shared memory):
+// only the grid can keep a point from launching.
 template <int BY, int TK, int CO>
 PointSpec spec() {
   static_assert(panelBytes(BY, TK, CO) <= 48 * 1024,
@@ -295,39 +172,160 @@ std::string pointLabel(const PointSpec& p) {
 }
 
 // =============================================================================
+// Machinery: skip it on a first read. The course toolkit's declarations (definitions at the end).
+// =============================================================================
+// common: cuda_check_decl
+// Every CUDA call goes through CUDA_CHECK, every launch is followed by
+// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
+// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
+// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
+#define CUDA_CHECK(call)                                                      \
+  do {                                                                        \
+    cudaError_t err_ = (call);                                                \
+    if (err_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "CUDA error at %s:%d: %s failed: %s\n", __FILE__,  \
+                   __LINE__, #call, cudaGetErrorString(err_));                \
+      std::exit(EXIT_FAILURE);                                                \
+    }                                                                         \
+  } while (0)
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+constexpr int kExitNoDevice = 77;
+cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
+// end common: cuda_check_decl
+// common: timer_decl
+// Kernel timing (method and reasons: the timer block at the end of the file).
+struct TimingStats {
+  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
+  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
+  double mean_ms;    // pulled up by slow outliers
+  int samples;
+};
+// warmups untimed launches, then samples timed ones; launch() queues one launch.
+template <typename Launch>
+TimingStats timeKernel(Launch launch, int warmups, int samples);
+// end common: timer_decl
+// common: cli_decl
+// Strict command line (rules and definitions: the cli block at the end).
+constexpr int kExitBadCommandLine = 2;
+class CommandLine {
+ public:
+  CommandLine(int argc, char** argv, std::string usage);  // usage: the help text
+  bool next();                                     // to the next token; false at the end
+  bool is(const char* name) const;                 // is the current token this option?
+  long long intValue(long long lo, long long hi);  // its value: an integer in [lo, hi]
+  double realValue(double lo, double hi);          // its value: a decimal number in [lo, hi]
+  [[noreturn]] void unknownOption() const;
+  // "error: " + the printf-style message, the usage, exit 2 (rules across options too).
+  [[noreturn]] __attribute__((format(printf, 2, 3))) void fail(const char* fmt, ...) const;
+ private:
+  const char* takeValue();  // the next token, or nullptr at the end
+  int argc_;
+  char** argv_;
+  std::string usage_;
+  int i_ = 0;  // argv_[0] is the program
+};
+// end common: cli_decl
+// common: reference_gemm_decl
+// The reference every GEMM here is checked against (the reference_gemm block
+// at the end of the file): C = A * B in double, row-major host arrays.
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
+// Row i of the same, computed by a CPU loop; it needs no GPU.
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
+// end common: reference_gemm_decl
+// common: ceilings_decl
+// Roofline ceilings (definitions and method: the ceilings block at the end).
+constexpr int kCeilingSamples = 7;  // timed launches per ceiling; odd: the median is one launch
+struct Ceilings {
+  double copy_gbs, fp32_gflops;  // measured on this device by this program
+  double copy_bytes, l2_bytes;   // size of each copy buffer; the device's L2
+  double dram_bound_gbs, fp32_bound_gflops;  // from the device's attributes; 0 = unknown
+  char bounds[256];              // the bounds from the device's attributes, as printed
+};
+Ceilings measureCeilings();  // exit 1 on a measurement above its bound; 2 buffers, each <= 1/4 of free memory
+void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
+double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
+// end common: ceilings_decl
+// common: gemm_check_decl
+// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
+// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// infinity failing, the output poisoned before the checked launch, and a timing only of a
+// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
+// <new>, <string>, <vector> and the cuda_check and timer blocks.
+constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
+struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
+  uint32_t s;  // the seed, then the state
+  float next();  // advances, then a float in [0, 1), exact
+  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
+};
+struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
+double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
+// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
+Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
+double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
+struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
+  long long checked = 0, failures = 0;
+  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
+  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
+  long long worst = -1;  // the element with the highest score, the first on ties
+  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
+  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
+  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
+  void add(long long index, double got, double ref, const Tolerance& tol);
+  bool pass() const { return checked > 0 && failures == 0; }
+  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
+  std::string describe(const char* what, long long cols) const;
+};
+GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
+// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
+// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
+// leave the checked bits in C.
+struct CheckedTiming {
+  bool passed = false;      // judge's verdict on the poisoned launch's output
+  bool reproduced = false;  // passed, timed, and C still holds the checked bits
+  TimingStats t{};          // the timing, when passed
+};
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples);
+// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what);
+// end common: gemm_check_decl
+
+// =============================================================================
 // The experiment: the command line, and what one run may cost
 // =============================================================================
 constexpr long long kDefaultDim = 1024, kMaxDim = 1LL << 24;
-constexpr int kDefaultIters = 20, kMaxIters = 10000, kWarmups = 3;
-constexpr int kUntimed = kWarmups + 1;  // launches per point beside the timed ones
-// A launch does 2*M*N*K FLOP spread over the GPU, and each of its blocks walks K in
-// ceil(K / TK) steps one after another (a global load and two barriers, up to a microsecond
-// each) that no hardware overlaps; then the CPU checks M*N elements per point. 2^45 FLOP take
-// 35 s at 1 TFLOP/s (a T4's order for this kernel), 2^24 steps up to 17 s, 2^30 checks about
-// 10 s: past any of them (or 4 GiB of host memory) the command line is refused.
+constexpr int kDefaultIters = 20, kMaxIters = 10000, kWarmups = 3, kMaxWarmups = 100;
+// A launch does 2*M*N*K FLOP, and each of its blocks walks K in ceil(K / TK) steps one after
+// another (a global load and two barriers each) that no hardware overlaps; then the CPU checks
+// M*N elements per point. Past 2^45 FLOP, 2^24 steps, 2^30 checks or 4 GiB of host memory the
+// command line is refused.
 static_assert(kMaxDim * kMaxDim < (1LL << 62) / 16 && kMaxDim / kTileCols < 2147483647LL,
               "every count fits in int64, and grid.x = ceil(N / 32) in every GPU's 2^31 - 1");
 struct Options {
   long long m = kDefaultDim, n = kDefaultDim, k = kDefaultDim;
-  int iters = kDefaultIters;
+  int iters = kDefaultIters, warmups = kWarmups;
   bool csv = false;
 };
 std::string usageText() {
   char buf[1280];
   std::snprintf(buf, sizeof buf,
-      "usage: sweep [-m M] [-n N] [-k K] [-iters I] [-csv] [-h | --help]\n"
+      "usage: sweep [-m M] [-n N] [-k K] [-iters I] [-warmups W] [-csv] [-h | --help]\n"
       "Checks, times and ranks one FP32 GEMM kernel, C (M x N) = A (M x K) * B (K x N),\n"
       "at 27 points: block threads {128, 256, 512} x TK {8, 16, 32} x CO {1, 2, 4}.\n"
       "  -m M, -n N, -k K  sizes, integers in [1, %lld] (default %lld each)\n"
-      "  -iters I          timed launches per point, in [1, %d] (default %d), after %d\n"
-      "                    warm-ups and one checked launch\n"
+      "  -iters I          timed launches per point, in [1, %d] (default %d), after one\n"
+      "                    checked launch and W warm-ups\n"
+      "  -warmups W        untimed launches before the timed ones, in [0, %d] (default %d);\n"
+      "                    the Sanitize: line's 0 keeps a sanitizer run to the launches it checks\n"
       "  -csv              CSV on stdout (one row per point); everything else on stderr\n"
-      "Work caps (each worth seconds to half a minute on a small GPU): 2^45 FLOP (27 x\n"
-      "(I + %d) launches x 2*M*N*K), 2^24 dependent K steps (the same launches x ceil(K / TK)),\n"
-      "2^30 elements checked on the CPU (27 x M x N); and 4 GiB of host memory.\n"
+      "Work caps: 2^45 FLOP (27 x (I + W + 1) launches x 2*M*N*K), 2^24 dependent K steps\n"
+      "(the same launches x ceil(K / TK)), 2^30 elements checked on the CPU (27 x M x N),\n"
+      "and 4 GiB of host memory.\n"
       "Exit status: 0 all launched points passed, 1 a check or CUDA call failed, 2 bad\n"
       "usage, 77 no usable GPU.\n",
-      kMaxDim, kDefaultDim, kMaxIters, kDefaultIters, kWarmups, kUntimed);
+      kMaxDim, kDefaultDim, kMaxIters, kDefaultIters, kMaxWarmups, kWarmups);
   return buf;
 }
 
@@ -339,10 +337,11 @@ Options parseOptions(CommandLine& cl) {
     else if (cl.is("-n")) o.n = cl.intValue(1, kMaxDim);
     else if (cl.is("-k")) o.k = cl.intValue(1, kMaxDim);
     else if (cl.is("-iters")) o.iters = static_cast<int>(cl.intValue(1, kMaxIters));
+    else if (cl.is("-warmups")) o.warmups = static_cast<int>(cl.intValue(0, kMaxWarmups));
     else if (cl.is("-csv")) o.csv = true;
     else cl.unknownOption();
   }
-  const int launches = o.iters + kUntimed;  // per point
+  const int launches = o.iters + o.warmups + 1;  // per point: timed, warm-ups, the checked one
   const double flop = 27.0 * launches * 2.0 * o.m * o.n * o.k, checks = 27.0 * o.m * o.n;
   long long steps = 0;
   for (const PointSpec& p : kPoints) steps += launches * ((o.k + p.tk - 1) / p.tk);
@@ -384,17 +383,12 @@ const char* occupancyLimiter(int blocks, int blocksWithoutSmem, int threadBound,
   return "registers";
 }
 
-
-// The tie rule. Two points overlap when their [min, max] ranges of timed launches share a
-// value: the timer cannot say which is faster. Overlap is not transitive (a may overlap b,
-// and b overlap c, while a beats c), so a tie is a whole chain: sorted by their fastest
-// launch, each point joins the group of the point before it when its min is at most the
-// largest max in that group, else it starts a new group. Groups then never overlap, every
-// point of a group is slower than every point of the groups before it, and rank = 1 + the
-// points in faster groups: overlapping points always share a rank, and two ranks differ
-// only where the timer tells the points apart. Only timed (hence passing) points are
-// ranked; the others get rank 0. The ranges are taken as the CSV prints them (4 decimals of
-// a millisecond), so the CSV alone can be checked against the rule.
+// The tie rule (kTieRule below states it). Two points overlap when the timer cannot say which is
+// faster. Overlap is not transitive (a may overlap b, and b overlap c, while a beats c), so a tie
+// is a whole chain: groups never overlap, every point of a group is slower than every point of the
+// groups before it, and two ranks differ only where the timer tells the points apart. Only timed
+// (hence passing) points are ranked, the others get rank 0; the ranges are taken as the CSV
+// prints them, so the CSV alone can be checked against the rule.
 // snippet: tie-rule
 struct TimeRange { double min_ms, max_ms; bool timed; };
 
@@ -460,12 +454,8 @@ struct Problem {
   const float *dA, *dB; float* dC;
 };
 
-// Inputs: the course's LCG (gemm_check block) from seed 12345, 24 bits per draw, u - 0.5 in
-// [-0.5, 0.5) (exact in float), A then B, row-major. The reference (reference_gemm) sums in
-// double in ascending k. The course's K-scaled tolerance: rtol = max(1e-5, 4 * 2^-23 *
-// sqrt(K)) (independent rounding errors add like a random walk; 4 is headroom over that
-// typical size, not a worst-case bound), atol = rtol * max|ref|; an element fails when !(|got - ref| <= atol +
-// rtol*|ref|), so NaN and infinity fail.
+// Inputs: the course's LCG (gemm_check block) from seed 12345, u - 0.5, exact in float, A then B,
+// row-major; the reference (reference_gemm) in double; the course's K-scaled tolerance.
 Problem makeProblem(const Options& o, std::vector<float>& A, std::vector<float>& B) {
   Lcg g{12345u};
   g.fill(A, 1.0f, -0.5f);
@@ -490,10 +480,8 @@ void measureOccupancy(const PointSpec& p, const cudaDeviceProp& prop, PointResul
   r->occupancy = double(blocks) * p.threads / prop.maxThreadsPerMultiProcessor;
 }
 
-// One launch into C poisoned with NaN (all bits set), so an element this point does not
-// write fails whatever the last point left; every element checked; only then the timed
-// launches, which must reproduce the checked bits (checkThenTime, gemm_check block). A
-// failure is a GATE line on stderr.
+// One launch into C poisoned with NaN, so an element this point does not write fails whatever the
+// last point left; then the timed launches, which must reproduce it (checkThenTime); GATE on failure.
 void runPoint(int index, const PointSpec& p, const Problem& pr, std::vector<float>& got,
               PointResult* r) {
   const Options& o = pr.o;
@@ -504,7 +492,7 @@ void runPoint(int index, const PointSpec& p, const Problem& pr, std::vector<floa
   };
   const CheckedTiming run = checkThenTime(launch, pr.dC, got, [&](const std::vector<float>& c) {
     return (r->check = checkElements(c.data(), pr.ref.data(), o.m * o.n, pr.tol)).pass();
-  }, kWarmups, o.iters);
+  }, o.warmups, o.iters);
   const GemmCheck& s = r->check;
   if (!run.passed) {
     std::fprintf(stderr, "GATE: point %d (%s) failed its check: %lld of %lld elements outside "
@@ -544,10 +532,9 @@ void printPointTable(const std::vector<PointResult>& res, double flop) {
   }
 }
 
-// The tie rule, the ranking, fastest median first (groups never overlap, so their medians
-// come in rank order), then the fastest point and the best rank at the highest occupancy.
-// Which point sits where is a measurement, so every line of the ranking starts with
-// [measured]: no recording compares them. With -csv only the rule and the summary, on stderr.
+// The tie rule, the ranking, fastest median first (groups never overlap, so their medians come in
+// rank order), then the fastest point and the best rank at the highest occupancy. Where a point
+// sits is a measurement: [measured] lines. With -csv only the rule and the summary, on stderr.
 void printRanking(const std::vector<PointResult>& res, const std::vector<int>& order,
                   const cudaDeviceProp& prop, double flop, double peak, bool csv) {
   std::FILE* out = csv ? stderr : stdout;
@@ -616,8 +603,7 @@ void printFailures(const std::vector<PointResult>& res, std::FILE* out) {
   if (failed[0] == 0 && failed[1] > 0 && failed[1] == ran[1])
     std::fprintf(out, "Left to write: the coarsened inner loop (multiplyPanels) gets part of each "
                  "thread's outputs wrong. Every point with CO = 1 passes and every point with "
-                 "CO > 1 fails: each thread must produce all CO of its outputs, reading each B "
-                 "value from the panel once for all of them.\n");
+                 "CO > 1 fails: each thread must produce all CO of its outputs.\n");
 }
 
 // =============================================================================
@@ -695,9 +681,7 @@ int main(int argc, char** argv) {
 }
 
 // =============================================================================
-// Course toolkit: the blocks every lesson carries (error checks, timer,
-// command line, reference GEMM, roofline ceilings, the correctness rule).
-// Machinery: skip it on a first read.
+// Course toolkit: the blocks every lesson carries. Machinery: skip it on a first read.
 // =============================================================================
 // common: cuda_check
 // Device 0's properties. No NVIDIA driver loaded, or no GPU listed: exit 77 (skipped);
@@ -840,7 +824,7 @@ void CommandLine::fail(const char* fmt, ...) const {
 // end common: cli
 // common: reference_gemm
 // Reference GEMM: C[i*N+j] = the sum over ascending k, from 0.0 in one double, of
-// double(A[i*K+k]) * double(B[k*N+j]), on the GPU, one thread per element. It is
+// double(A[i*K+k]) * double(B[k*N+j]), on the GPU. It is
 // independent of the kernels it judges: another precision (a float x float product
 // is exact in double, so each add rounds once), no tiling, no shared memory, no split
 // of k; and rows 0, M/2 and M-1, recomputed by a CPU loop, must match bit for bit.
@@ -900,7 +884,7 @@ void referenceGemm(const float* A, const float* B, double* C, int M, int N, int 
 // 8.6 to 12.x, else 0 and no gate (no guess). Cards may boost past nominal
 // clocks: only a figure above kCeilingSlack x its bound fails (GATE, exit 1).
 constexpr int kCeilingThreads = 256, kCeilingUnroll = 4, kCeilingChains = 8;
-constexpr int kCeilingFmaIters = 8192;  // FMAs per chain: about 0.6 ms per launch on an H200
+constexpr int kCeilingFmaIters = 8192;  // FMAs per chain
 constexpr double kCeilingSlack = 1.25;
 
 // launch assumption: gridDim.x * blockDim.x * kCeilingUnroll float4 in each buffer.

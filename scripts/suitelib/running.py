@@ -4,6 +4,7 @@ import glob
 import errno
 import os
 import re
+import selectors
 import shlex
 import shutil
 import subprocess
@@ -58,28 +59,42 @@ def run_binary(binary, args, timeout=RUN_TIMEOUT_S, prefix=()):
 
 
 def run_measured(binary, args, cpu):
-    """Run pinned to one CPU and read its own rusage (wall, CPU seconds, peak RSS, output bytes)."""
+    """Run pinned to one CPU and read its own rusage (wall, CPU seconds, peak RSS, output bytes:
+    stdout and stderr together, as Compiler Explorer counts them), keeping what it printed
+    (stdout, stderr), so the run can stand for a run of the same command line elsewhere."""
     r_out, w_out = os.pipe()
+    r_err, w_err = os.pipe()
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:  # child
         try:
             os.sched_setaffinity(0, {cpu})
             os.dup2(w_out, 1)
-            os.dup2(w_out, 2)
+            os.dup2(w_err, 2)
             os.execv(str(binary), [str(binary)] + list(args))
         finally:
             os._exit(127)
     os.close(w_out)
-    size = 0
-    with os.fdopen(r_out, "rb") as pipe:
-        for chunk in iter(lambda: pipe.read(65536), b""):
-            size += len(chunk)
+    os.close(w_err)
+    chunks = {r_out: [], r_err: []}
+    with selectors.DefaultSelector() as sel:
+        for fd in chunks:
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map():
+            for key, _ in sel.select():
+                chunk = os.read(key.fd, 65536)
+                if chunk:
+                    chunks[key.fd].append(chunk)
+                else:
+                    sel.unregister(key.fd)
+                    os.close(key.fd)
     _, status, usage = os.wait4(pid, 0)
+    out, err = b"".join(chunks[r_out]), b"".join(chunks[r_err])
     return {"exit_code": os.waitstatus_to_exitcode(status),
             "wall_s_1core": round(time.monotonic() - start, 3),
             "cpu_s_1core": round(usage.ru_utime + usage.ru_stime, 3),
-            "peak_rss_mib": round(usage.ru_maxrss / 1024.0, 1), "output_bytes": size}
+            "peak_rss_mib": round(usage.ru_maxrss / 1024.0, 1), "output_bytes": len(out) + len(err),
+            "stdout": out.decode("utf-8", "replace"), "stderr": err.decode("utf-8", "replace")}
 
 
 def gpu_slug(name):

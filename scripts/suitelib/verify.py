@@ -23,10 +23,11 @@ from .transcripts import mask, run_against_transcript
 BUDGET = panerecord.BUDGET  # Compiler Explorer's budget; panerecord decides from it which runs fit
 BUDGET_KEYS = ("wall_s_1core", "cpu_s_1core", "peak_rss_mib", "output_bytes")
 # Each repeat runs a lesson's first Run: line again and must print what the first repeat printed
-# (timings masked); its run job compares one more such run with the transcript. Five, not ten, since
-# 2026-12-02: in a whole verify on the H200, the jobs that finished in its last 55 s took 889 s in
-# all, the repeats 315 s of them.
-REPEAT_RUNS = 5
+# (timings masked); its run job compares one more such run (the budget phase's) with the transcript,
+# and the sm_75 PTX build's run with that. Three since 2026-12-02 (ten, then five, before): the
+# parallel phase of a whole verify on the H200 is bound by how fast CUDA processes start there (about
+# four a second, one after another: scripts/bench/process_starts.sh), and each repeat is one more.
+REPEAT_RUNS = 3
 SANITIZERS = ("memcheck", "racecheck", "initcheck", "synccheck")
 
 
@@ -188,17 +189,20 @@ def whole_run(record):
 
 
 def _run_problems(record, rel):
-    """The run itself: the last whole verify within its five minutes (partial runs merged into a
-    record never stand in for it)."""
+    """The run itself: timed by phase, and the last whole verify within its five minutes (partial
+    runs merged into a record never stand in for it)."""
+    errors = []
+    if not isinstance(record.get("phases_s"), dict):
+        errors.append(f"{rel}: no per-phase wall times (phases_s): recorded before verify timed its phases (run verify)")
     whole = whole_run(record)
     if not isinstance(whole, dict):
-        return [f"{rel}: a partial verify's record with no whole verify behind it: run verify without "
-                f"--only or --resume (it must finish within {WHOLE_RUN_LIMIT_S} s)"]
+        return errors + [f"{rel}: a partial verify's record with no whole verify behind it: run verify without "
+                         f"--only or --resume (it must finish within {WHOLE_RUN_LIMIT_S} s)"]
     total = whole.get("total_wall_s")
     if isinstance(total, (int, float)) and total > WHOLE_RUN_LIMIT_S:
-        return [f"{rel}: the whole verify took {total} s, over its {WHOLE_RUN_LIMIT_S} s "
-                f"(phases: {whole.get('phases_s')}): make the new work concurrent or smaller"]
-    return []
+        errors.append(f"{rel}: the whole verify took {total} s, over its {WHOLE_RUN_LIMIT_S} s "
+                      f"(phases: {whole.get('phases_s')}): make the new work concurrent or smaller")
+    return errors
 
 
 def rejudge_speed(entries):
@@ -214,6 +218,17 @@ def rejudge_speed(entries):
     return entries
 
 
+def _speed_record_problems(record, cats, rel):
+    """Speed entries only for exercises that have a speed rule today (a partial run keeps others' entries)."""
+    errors = []
+    for e in record.get("exercise_speed", []):
+        cat = cats.get(e.get("lesson"))
+        if cat is None or cat.speed is None or cat.speed.region != e.get("region"):
+            errors.append(f"{rel}: a speed record for {e.get('lesson')}/{e.get('region')}, which has no speed rule "
+                          f"(run verify)")
+    return errors
+
+
 def check_verify_record(root, gpu=DEFAULT_GPU):
     """expected/<gpu>/verify.json covers every program, attempt and file, is current, records no failure."""
     rel = record_path(root, gpu).relative_to(root).as_posix()
@@ -225,8 +240,8 @@ def check_verify_record(root, gpu=DEFAULT_GPU):
     if record is None:
         return [f"{rel}:1: missing: run 'scripts/suite.py verify' on the GPU"]
     return (_program_problems(root, record, rel, cats) + _attempt_problems(root, record, rel, cats)
-            + speed.speed_problems(record, cats, rel) + _run_problems(record, rel)
-            + _common_kernel_problems(record, rel)
+            + speed.speed_problems(record, cats, rel) + _speed_record_problems(record, cats, rel)
+            + _run_problems(record, rel) + _common_kernel_problems(record, rel)
             + _file_problems(root, record, rel, gpu) + _ctest_problems(record, rel) + anchor_problems(root, record, rel))
 
 
@@ -250,9 +265,13 @@ def build_tree(root, name, archs, targets, optional=()):
     return bdir / "bin"
 
 
-def job_run(native, ptx75, prog, run, gpu):
-    """A run against its transcript, and (lessons) the sm_75 PTX build against the native one."""
-    result, cmp = run_against_transcript(run, native / prog.target, gpu)
+def job_run(native, ptx75, prog, run, gpu, measured=None):
+    """A run against its transcript, and (lessons) the sm_75 PTX build against the native one.
+    measured: the budget phase's run of the same native program and command line (its output
+    kept), compared instead of running the program once more; None: run it here."""
+    reuse = measured if measured and all(k in measured for k in ("stdout", "stderr", "exit_code")) else None
+    result, cmp = run_against_transcript(run, native / prog.target, gpu,
+                                         run_fn=(lambda binary, args: reuse) if reuse else None)
     notes = list(cmp.problems)
     ptx_same = None
     if not prog.is_starter:
@@ -419,10 +438,13 @@ def probe_jobs(root, native):
             for _, _, target, src in commonkernels.COMMON_RACECHECK if (Path(root) / src).is_file()]
 
 
-def make_jobs(root, progs, native, ptx75, gpu, cats, sass=None):
+def make_jobs(root, progs, native, ptx75, gpu, cats, sass=None, measured=None):
     """Every untimed GPU job; sass: the GPU's own machine code, built into each attempt beside its
     Build: line's targets (on the H200, sm_90: the exercise's CMake build carries it too), so no attempt
-    waits on the PTX JIT."""
+    waits on the PTX JIT; measured: {program: {run id: its budget run}}, whose output the run jobs
+    compare with the transcripts instead of starting each lesson run once more (on the H200 CUDA
+    processes start mostly one after another: scripts/bench/process_starts.sh)."""
+    measured = measured or {}
     jobs = probe_jobs(root, native)
     for p in progs:
         opts, sargs = p.sanitize_spec()
@@ -431,7 +453,8 @@ def make_jobs(root, progs, native, ptx75, gpu, cats, sass=None):
         jobs += [(("sanitizer", p.rel, t), sanitized,
                   (native / p.target, sargs, t, sanitizer_options(t, opts) + (skip if t == "racecheck" else []), only))
                  for t in SANITIZERS]
-        jobs += [(("run", p.rel, r.id), job_run, (native, ptx75, p, r, gpu)) for r in p.runs()]
+        jobs += [(("run", p.rel, r.id), job_run, (native, ptx75, p, r, gpu, measured.get(p.rel, {}).get(r.id)))
+                 for r in p.runs()]
         jobs += [(("repeat", p.rel, i), job_repeat, (native, p)) for i in range(repeats(p))]
         if not p.is_starter and p.name in cats:
             jobs += [(("mutant", p.rel, m.name), catalogue.run_mutant, (root, p, m)) for m in cats[p.name].mutants]

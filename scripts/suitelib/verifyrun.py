@@ -138,10 +138,11 @@ def speed_build(root, cats, name, tmp):
         return str(exc)
 
 
-def parallel_jobs(root, progs, native, ptx75, gpu, cats, with_ctest, last=(), sass=None):
+def parallel_jobs(root, progs, native, ptx75, gpu, cats, with_ctest, last=(), sass=None, measured=None):
     """Every untimed GPU job, the longest first so none is left alone at the end: those the last
-    record names among its slowest by their time then, the rest by kind."""
-    jobs = make_jobs(root, progs, native, ptx75, gpu, cats, sass)
+    record names among its slowest by their time then, the rest by kind. measured: the budget
+    phase's runs, which stand for the run jobs' native runs."""
+    jobs = make_jobs(root, progs, native, ptx75, gpu, cats, sass, measured)
     if with_ctest:
         jobs.append((("ctest", "gpu", ""), ctest_gpu, (root, native.parent)))
     known = {j.get("job"): j.get("s", 0) for j in last if isinstance(j, dict)}
@@ -233,7 +234,7 @@ def run_verify(root, args, facts, gpu, progs, cats):
                                                   background.wait(deadline))[0])
             if isinstance(ptx75, str):
                 raise SuiteError(ptx75)
-            jobs = parallel_jobs(root, progs, native, ptx75, gpu, cats, with_ctest, last, sass)
+            jobs = parallel_jobs(root, progs, native, ptx75, gpu, cats, with_ctest, last, sass, budget)
             clock.progress(f"parallel: {len(jobs)} jobs")
             results, durations = clock.run("parallel", run_jobs, jobs, deadline, clock.progress)
         finally:

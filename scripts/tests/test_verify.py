@@ -2,6 +2,7 @@
 file hashes, GPU CTest counts, anchors) and the pieces verify is composed of."""
 
 import json
+import os
 import subprocess
 import unittest
 from pathlib import Path
@@ -228,6 +229,15 @@ class TestVerifyRecord(Scratch):
         self.assertEqual(record["whole_run"]["total_wall_s"], 250.0)
         self.assertTrue(record["partial"])
 
+    def test_run_without_phase_times(self):
+        self.write_record(lambda r: r.pop("phases_s"))
+        self.assertCheckFails("verify-record", "no per-phase wall times")
+
+    def test_speed_record_of_an_exercise_without_a_speed_rule(self):
+        self.write_record(lambda r: r.update(exercise_speed=[{"lesson": "demo", "region": "twice", "slow_ratio": 3.0,
+                                                               "spread": 1.02, "attempts": []}]))
+        self.assertCheckFails("verify-record", "a speed record for demo/twice, which has no speed rule")
+
     def test_written_record_carries_todays_speed_rule(self):
         entry = {"lesson": "demo", "region": "twice", "run": "demo", "slow_ratio": 3.0, "spread": 1.02, "threshold": 1.2807,
                  "attempts": [{"name": "a", "ratio": 2.0, "outcome": "failed"}]}
@@ -283,6 +293,28 @@ class TestVerifyParts(Scratch):
         out = verify.job_run(native, ptx, prog, prog.runs()[0], "h200")
         self.assertTrue(out["notes"] and "answer 41" in out["notes"][0])
         self.assertTrue(out["ptx_same"])
+
+    def test_job_run_compares_the_budget_run_instead_of_running_again(self):
+        # The native program here would print the transcript's answer; the budget run printed another:
+        # the job must judge what the budget run printed (and so must not run the program again).
+        native = self.fake("demo", 'echo "answer 42"', "native")
+        ptx = self.fake("demo", 'echo "answer 41"', "ptx")
+        prog = programs(self.root)[0]
+        measured = {"exit_code": 0, "stdout": "answer 41\n", "stderr": "", "wall_s_1core": 0.1}
+        out = verify.job_run(native, ptx, prog, prog.runs()[0], "h200", measured)
+        self.assertTrue(out["notes"] and "answer 41" in out["notes"][0], out)
+        self.assertTrue(out["ptx_same"], "the sm_75 build is compared with the budget run's output")
+        out = verify.job_run(native, ptx, prog, prog.runs()[0], "h200", dict(measured, stdout="answer 42\n"))
+        self.assertEqual(out["notes"], ["demo: the sm_75 PTX build prints differently from the native build"])
+        self.assertFalse(out["ptx_same"])
+        # A budget entry without the output (an older caller) is not taken for a run.
+        out = verify.job_run(native, ptx, prog, prog.runs()[0], "h200", {"exit_code": 0, "wall_s_1core": 0.1})
+        self.assertFalse(any("answer" in n for n in out["notes"]), out)
+
+    def test_run_measured_keeps_each_stream(self):
+        binary = self.fake("demo", 'echo out; echo err >&2; exit 3', "measured") / "demo"
+        r = running.run_measured(binary, [], sorted(os.sched_getaffinity(0))[0])
+        self.assertEqual((r["stdout"], r["stderr"], r["exit_code"], r["output_bytes"]), ("out\n", "err\n", 3, 8))
 
 
 class TestAnchors(Scratch):
@@ -502,9 +534,9 @@ class TestVerifyPhases(Scratch):
         return verifyrun.parallel_jobs(self.root, progs, Path("n"), Path("p"), "h200", cats, True, last)
 
     def test_the_last_records_slowest_jobs_start_first(self):
-        last = [{"job": "repeat lessons/demo.cu 3", "s": 500.0}, {"job": "sanitizer starter/demo.cu synccheck", "s": 90.0}]
+        last = [{"job": "repeat lessons/demo.cu 2", "s": 500.0}, {"job": "sanitizer starter/demo.cu synccheck", "s": 90.0}]
         names = [verifyrun.job_name(key) for key, _, _ in self.jobs(last)]
-        self.assertEqual(names[:3], ["repeat lessons/demo.cu 3", "sanitizer starter/demo.cu synccheck", "ctest gpu"])
+        self.assertEqual(names[:3], ["repeat lessons/demo.cu 2", "sanitizer starter/demo.cu synccheck", "ctest gpu"])
 
     def test_long_jobs_first_and_starters_with_lessons(self):
         kinds = [key[0] for key, _, _ in self.jobs()]
