@@ -783,7 +783,7 @@ bool runCase(int n, const DeviceBuffers& d, HostBuffers& h, const RunPlan& plan)
 // The lesson takes no argument. One option exists for compute-sanitizer:
 // --cases N runs only the first N cases (the Sanitize: line runs the 100 case,
 // which reaches every guard), each kernel timed by one launch after no warm-up: a
-// sanitizer checks what launches do, and each launch more multiplies its time.
+// sanitizer checks what launches do, and every launch adds to its time.
 // Anything else: exit 2.
 RunPlan runPlan(int argc, char** argv) {
   if (argc == 1) return RunPlan{};

@@ -1424,7 +1424,7 @@ inline void freeDeviceBuffers(DeviceBuffers& d) {
 
 // The only option: --cases N runs the first N cases (the Sanitize: line's
 // run), each kernel timed by one launch after no warm-up: a sanitizer checks what
-// launches do, and each launch more multiplies its time. Anything else: exit 2.
+// launches do, and every launch adds to its time. Anything else: exit 2.
 RunPlan runPlan(int argc, char** argv) {
   if (argc == 1) return RunPlan{};
   if (argc == 3 && std::strcmp(argv[1], "--cases") == 0 && argv[2][0] >= '1' &&
