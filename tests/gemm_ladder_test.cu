@@ -48,6 +48,8 @@ TEST(GemmLadderCli, DashNAloneIsSquareAndTheLastOccurrenceWins) {
   const Options z = parse({"-k", "0"});
   EXPECT_EQ(z.k, 0);
   EXPECT_EQ(z.m, 1024);
+  EXPECT_EQ(d.warmups, 3);
+  EXPECT_EQ(parse({"-iters", "1", "-warmups", "0"}).warmups, 0) << "the Sanitize: line's";
 }
 
 TEST(GemmLadderCliDeathTest, BadCommandLinesExit2WithOneNamedLineThenUsage) {

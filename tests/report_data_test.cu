@@ -48,13 +48,16 @@ TEST(ReportDataCliDeathTest, BadCommandLinesExit2WithOneNamedLineThenUsage) {
 TEST(ReportDataCliDeathTest, TooMuchWorkIsRefusedBeforeAnyCudaCall) {
   const auto usage = ::testing::ExitedWithCode(kExitBadCommandLine);
   EXPECT_EXIT(parse({"-maxn", "4096", "-iters", "10000"}), usage,
-              "^error: -maxn 4096 with -iters 10000 asks for [0-9.]+ TFLOP of GEMM launches");
-  EXPECT_EXIT(parse({"-iters", "300"}), usage, "^error: -maxn 2048 with -iters 300 asks for");
-  EXPECT_LE(workFlop(kDefaultMaxN, kDefaultIters), kMaxWorkFlop / 5) << "the default run is small";
-  EXPECT_LE(workFlop(kMaxN, kDefaultIters), kMaxWorkFlop) << "-maxn 4096 runs at the default iters";
-  EXPECT_LE(workFlop(kLadder[0], kMaxIters), kMaxWorkFlop) << "-maxn 128 runs at any iters";
+              "^error: -maxn 4096 with -iters 10000 and -warmups 3 asks for [0-9.]+ TFLOP of GEMM "
+              "launches");
+  EXPECT_EXIT(parse({"-iters", "300"}), usage, "^error: -maxn 2048 with -iters 300 and -warmups 3 asks for");
+  EXPECT_LE(workFlop(kDefaultMaxN, kWarmups, kDefaultIters), kMaxWorkFlop / 5) << "the default run is small";
+  EXPECT_LE(workFlop(kMaxN, kWarmups, kDefaultIters), kMaxWorkFlop) << "-maxn 4096 runs at the default iters";
+  EXPECT_LE(workFlop(kLadder[0], kMaxWarmups, kMaxIters), kMaxWorkFlop) << "-maxn 128 runs at any iters";
   const Options o = parse({"-maxn", "128", "-iters", "10000"});
   EXPECT_EQ(o.iters, 10000);
+  EXPECT_EQ(o.warmups, kWarmups);
+  EXPECT_EQ(parse({"-maxn", "300", "-iters", "1", "-warmups", "0"}).warmups, 0) << "the Sanitize: line's";
 }
 
 TEST(ReportDataLadder, DefaultHasNonMultiplesOfTheTileAndEndsAtMaxn) {

@@ -40,6 +40,8 @@ TEST(SweepCli, DefaultsFlagAndLastOccurrenceWins) {
   EXPECT_EQ(o.k, 70);
   EXPECT_EQ(o.iters, 3);
   EXPECT_TRUE(o.csv);
+  EXPECT_EQ(d.warmups, 3);
+  EXPECT_EQ(parse({"-iters", "1", "-warmups", "0"}).warmups, 0) << "the Sanitize: line's";
 }
 
 TEST(SweepCliDeathTest, BadCommandLinesExit2WithOneNamedLineThenUsage) {
@@ -49,6 +51,7 @@ TEST(SweepCliDeathTest, BadCommandLinesExit2WithOneNamedLineThenUsage) {
   EXPECT_EXIT(parse({"-m", "abc"}), usage, "^error: -m expects an integer");
   EXPECT_EXIT(parse({"-n"}), usage, "^error: -n expects an integer .* got nothing\n");
   EXPECT_EXIT(parse({"-iters", "0"}), usage, "^error: -iters expects an integer in \\[1, 10000\\]");
+  EXPECT_EXIT(parse({"-warmups", "-1"}), usage, "^error: -warmups expects an integer in \\[0, 100\\]");
   EXPECT_EXIT(parse({"-csv", "1"}), usage, "^error: unknown option \"1\"");
   EXPECT_EXIT(parse({"-tile", "16"}), usage, "^error: unknown option \"-tile\"");
   EXPECT_EXIT(parse({"-h"}), ::testing::ExitedWithCode(0), "^$");

@@ -422,6 +422,7 @@ def sanitizer_findings(binary, args, tool, options=()):
     return sum(counts), text if sum(counts) else ""
 
 
+PADDING_BYTES = 65536  # compute-sanitizer --padding: bytes of padding after every CUDA allocation
 SCOPED_TOOLS = ("racecheck", "synccheck")  # they judge each kernel's own accesses (kernelscope)
 
 
@@ -442,8 +443,12 @@ def mutant_kernels(prog, mutant, changed=kernelscope.changed_kernels):
 
 def _sanitized_mutant(entry, prog, mutant, binary):
     """Killed when the named compute-sanitizer tool reports findings on the Sanitize: run, on the
-    kernels the edit changes (the lesson's own sanitizer runs cover the rest) or on every kernel."""
+    kernels the edit changes (the lesson's own sanitizer runs cover the rest) or on every kernel;
+    memcheck with padding after every allocation (a read past one buffer otherwise lands unseen in
+    the next where the allocator placed it right after)."""
     options, args = prog.sanitize_spec()
+    if mutant.sanitizer == "memcheck":  # padded, as the programs', attempts' and student's memcheck runs
+        options = ["--padding", str(PADDING_BYTES)] + list(options)
     if mutant.sanitizer == "racecheck":  # the common kernels are the lesson's: their probes cover them
         options = list(options) + commonkernels.skip_options(commonkernels.racecheck_excludes(prog.text))
     kernels = mutant_kernels(prog, mutant)

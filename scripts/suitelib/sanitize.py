@@ -20,7 +20,7 @@ import shutil
 from . import catalogue, commonkernels
 from .model import parse_regions
 
-PADDING_BYTES = 65536  # compute-sanitizer --padding: bytes of padding after every CUDA allocation
+PADDING_BYTES = catalogue.PADDING_BYTES  # memcheck's --padding (catalogue: the mutants' runs use it too)
 BARRIER = re.compile(r"\b__syncthreads\w*\s*\(")
 LOG_LINE = re.compile(r"^=+ (\S.*)$")  # '========= Invalid __global__ read ...'; details are indented
 

@@ -393,7 +393,7 @@ def program_entry(prog, results, cats):
 # memcheck pads every allocation: a read past one buffer's end otherwise lands, unseen, in the
 # next buffer when the allocator placed it right after (gemm_ladder's unguarded panel loads, in a
 # diagnostic run on the H200 that no record holds). 64 KiB covers a row of the largest matrix a Sanitize: run uses.
-MEMCHECK_PADDING = ["--padding", "65536"]
+MEMCHECK_PADDING = ["--padding", str(sanitize.PADDING_BYTES)]
 
 
 def sanitizer_options(tool, opts):

@@ -345,6 +345,18 @@ class TestSanitizedMutant(unittest.TestCase):
     def test_no_summary_is_no_kill(self):
         self.assertFalse(self.judge(None)["killed"])
 
+    def test_memcheck_mutants_run_with_padding(self):
+        # Unpadded, a read past A's last row lands in B's allocation and memcheck reports nothing.
+        from unittest import mock
+        from suitelib import catalogue, sanitize
+        prog = mock.Mock()
+        prog.sanitize_spec.return_value = ([], ["-m", "9"])
+        prog.text = "no common block"
+        mutant = catalogue.Mutant("loose", "reads past A", "a", "b", sanitizer="memcheck")
+        with mock.patch.object(catalogue, "sanitizer_findings", return_value=(1, "log")) as fake:
+            catalogue._sanitized_mutant({"name": mutant.name}, prog, mutant, "/bin/x")
+        fake.assert_called_once_with("/bin/x", ["-m", "9"], "memcheck", ["--padding", str(sanitize.PADDING_BYTES)])
+
 
 class TestRealSpeedRules(unittest.TestCase):
     """Each real speed rule's figure regex finds its kernel's line in the lesson's recorded output
