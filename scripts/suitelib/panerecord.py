@@ -83,6 +83,8 @@ def load_passes(root, name, key):
             raise TypeError("passed is not a table")
     except (SuiteError, json.JSONDecodeError, KeyError, TypeError) as exc:
         return {}, f"exercises/{path.name} could not be read ({str(exc)[:80]}): its passes are forgotten"
+    if recorded != key and not passed:
+        return {}, None  # a record of no passes: nothing is forgotten, nothing to say
     if recorded != key:
         return {}, (f"exercises/{name}.cu changed since the {len(passed)} pass(es) in exercises/{path.name} "
                     f"(source key {str(recorded)[:12]}..., now {key[:12]}...): they are forgotten; paste each run's "

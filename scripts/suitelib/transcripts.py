@@ -78,7 +78,8 @@ def _mask_plain(line, device):
 
 
 def mask_lines(text, device=False):
-    """[(masked line, kinds)] with kinds a subset of {'measurement', 'device'}."""
+    """[(masked line, kinds)] with kinds a subset of {'measurement', 'device', 'result'} ('result': a CSV
+    row whose other cells are compared, beside its device or measurement cells)."""
     volatile = MEASUREMENT_CSV_COLUMNS | (DEVICE_CSV_COLUMNS if device else set())
     out, header = [], None
     for line in text.splitlines():
@@ -94,6 +95,8 @@ def mask_lines(text, device=False):
                 kinds.add("measurement")
             if DEVICE_CSV_COLUMNS.intersection(header):
                 kinds.add("device")
+            if any(name not in MEASUREMENT_CSV_COLUMNS | DEVICE_CSV_COLUMNS for name in header):
+                kinds.add("result")  # its other cells are compared: a result line that also holds device facts
             cells = ["[VAR]" if name in volatile else cell for name, cell in zip(header, cells)]
             out.append((",".join(cells), kinds))
             continue
@@ -217,7 +220,7 @@ def _stream_lines(text, device, drop, stats, pasted=False):
             continue
         if "device" in kinds:
             stats["device"] += 1
-        elif line.strip():
+        if "result" in kinds or ("device" not in kinds and line.strip()):
             stats["result"] += 1
         stats["measurement"] += "measurement" in kinds
         kept.append(line.rstrip() if pasted else line)

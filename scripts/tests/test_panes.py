@@ -119,6 +119,14 @@ class TestPaneRecord(PaneScratch):
         self.assertIn("Still to pass from a pane: 1 of the 2", out)
         self.assertEqual(self.passes(), ["demo@twice"])
 
+    def test_a_record_of_no_passes_from_other_code_says_nothing(self):
+        import json
+        (self.root / "exercises/demo.panes.json").write_text(json.dumps({"source_key": "0" * 64, "passed": {}}))
+        status, out, err = self.judge("--pane", self.write("a.txt", pane(T4 + "answer 42\n")))
+        self.assertEqual(status, EXIT_OK, out + err)
+        self.assertNotIn("changed since", out + err)
+        self.assertEqual(self.passes(), ["demo"])
+
     def test_a_failing_pane_of_a_passed_run_takes_its_pass_back(self):
         self.judge("--pane", self.write("a.txt", pane(T4 + "answer 42\n")))
         status, out, _ = self.judge("--pane", self.write("a.txt", pane(T4 + "answer 41\n")))

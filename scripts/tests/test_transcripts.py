@@ -119,6 +119,19 @@ class TestCompare(unittest.TestCase):
         self.assertTrue(cmp.ok)
         self.assertEqual((cmp.result_lines, cmp.worded_lines, cmp.measurement_lines), (2, 1, 1))
 
+    def test_a_csv_row_with_device_cells_is_still_a_result_line(self):
+        # sweep -csv: 27 rows whose kernel, sizes and checks are compared, beside occupancy and registers.
+        path = REPO / "expected/h200/sweep@csv_m_200_n_130_k_70_iters_3.txt"
+        from suitelib.transcripts import parse_transcript
+        rec = parse_transcript(path)
+        cmp = compare(rec, {"stdout": rec["stdout"], "stderr": rec["stderr"], "exit_code": rec["exit_code"]},
+                      "sweep", device=True)
+        rows = sum(1 for line in rec["stdout"].splitlines() if line and not line.startswith("#")) - 1
+        self.assertTrue(cmp.ok)
+        self.assertGreaterEqual(rows, 27)
+        self.assertGreaterEqual(cmp.result_lines, rows, "each CSV row's compared cells count as a result line")
+        self.assertGreaterEqual(cmp.device_lines, rows)
+
 
 # --- the recorded transcripts rewritten as if run on another GPU ------------------------------
 GPUS = {
