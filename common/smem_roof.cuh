@@ -10,7 +10,7 @@
 // run-time stride, so the compiler can neither fold a load nor reuse one.
 constexpr int kSmemThreads = 256, kSmemUnroll = 8;
 constexpr int kSmemSlots = 512;  // float4 slots, 8 KiB per block; a power of 2
-// 16 KiB read per thread, about 0.13 ms a launch on an H200: long enough for the events, short
+// 16 KiB read per thread, about 0.14 ms a launch on an H200: long enough for the events, short
 // because the sanitizer runs instrument every one of its shared-memory loads.
 constexpr int kSmemSteps = 128;
 static_assert((kSmemSlots & (kSmemSlots - 1)) == 0 && kSmemSlots % (32 * kSmemUnroll) == 0,

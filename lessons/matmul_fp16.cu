@@ -17,7 +17,7 @@
 // Check your exercise on a GPU: python3 scripts/suite.py exercise check matmul_fp16
 // (builds exercises/matmul_fp16.cu and judges every recorded run). Without a GPU:
 // python3 scripts/suite.py ce-link exercises/matmul_fp16.cu opens it in Compiler Explorer;
-// save the whole output pane to FILE, then python3 scripts/suite.py exercise check
+// save the whole executor pane to FILE, then python3 scripts/suite.py exercise check
 // matmul_fp16 --pane FILE (the lesson records one run, with no arguments, so one pane
 // judges it).
 //
@@ -327,7 +327,8 @@ constexpr int kMantissaF16 = 10;
 // launches; the median and the spread (min, max) are printed.
 constexpr int kWarmups = 3;
 constexpr int kTimedRuns = 20;
-// What one run does: every case, timed as above; --cases N (see main) fewer.
+// What one run does: every case, timed as above; --cases N (see main): the first N cases,
+// each kernel timed by one launch after no warm-up.
 struct RunPlan {
   int cases = kNumCases, warmups = kWarmups, timedRuns = kTimedRuns;
 };
@@ -341,8 +342,8 @@ constexpr std::uint32_t kPoisonBits = 0xFFFFFFFFu;
 
 // Host staging for uploads and downloads, in chunks of this many elements
 // (1 MiB of floats), so that host memory stays near what the reference needs
-// (see HostBuffers): the suite holds every lesson's run to 200 MiB of peak host
-// memory, the CUDA runtime's own included (verify records each run's peak).
+// (see HostBuffers): the suite holds every lesson's default run to 200 MiB of peak
+// host memory, the CUDA runtime's own included (verify records each run's peak).
 constexpr long long kChunkElems = 1 << 18;
 
 // =============================================================================
@@ -780,7 +781,7 @@ bool runCase(int n, const DeviceBuffers& d, HostBuffers& h, const RunPlan& plan)
 // =============================================================================
 // main
 // =============================================================================
-// The lesson takes no argument. One option exists for compute-sanitizer:
+// One option exists, for compute-sanitizer:
 // --cases N runs only the first N cases (the Sanitize: line runs the 100 case,
 // which reaches every guard), each kernel timed by one launch after no warm-up: a
 // sanitizer checks what launches do, and every launch adds to its time.

@@ -24,7 +24,7 @@
 //
 // Exercise check on a GPU, every recorded run: python3 scripts/suite.py exercise check project_template
 // Without a GPU: python3 scripts/suite.py ce-link exercises/project_template.cu, run it, save the
-// whole output pane to FILE, then (one run per pane; the verdict lists the runs still unjudged):
+// whole executor pane to FILE, then (one run per pane; the verdict lists the runs still unjudged):
 //   python3 scripts/suite.py exercise check project_template --pane FILE [--args '...']
 //
 // sm_75 is the course's T4; a newer GPU runs the PTX it embeds. -h lists the options.
@@ -91,7 +91,7 @@ static_assert(kDefaultBlockThreads % kDefaultTile == 0,
 // T and R are run-time values so that one binary serves every -tile and -bs.
 // The price: an inner loop the compiler cannot fully unroll, index arithmetic
 // on run-time values, and panels sized for the largest launch, which cost
-// resident blocks where shared memory is small (a T4 holds 3 of these, not 4).
+// resident blocks where shared memory is small.
 // Tiling changes where the operands come from, not the arithmetic: each
 // thread adds its K products in ascending k, one fmaf each, as the untiled
 // loop does (the same result to the bit), and every multiply-add still loads
@@ -1044,7 +1044,7 @@ double rooflineGflops(const Ceilings& c, double ai) {
 // run-time stride, so the compiler can neither fold a load nor reuse one.
 constexpr int kSmemThreads = 256, kSmemUnroll = 8;
 constexpr int kSmemSlots = 512;  // float4 slots, 8 KiB per block; a power of 2
-// 16 KiB read per thread, about 0.13 ms a launch on an H200: long enough for the events, short
+// 16 KiB read per thread, about 0.14 ms a launch on an H200: long enough for the events, short
 // because the sanitizer runs instrument every one of its shared-memory loads.
 constexpr int kSmemSteps = 128;
 static_assert((kSmemSlots & (kSmemSlots - 1)) == 0 && kSmemSlots % (32 * kSmemUnroll) == 0,

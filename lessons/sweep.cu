@@ -318,7 +318,7 @@ std::string usageText() {
       "  -iters I          timed launches per point, in [1, %d] (default %d), after one\n"
       "                    checked launch and W warm-ups\n"
       "  -warmups W        untimed launches before the timed ones, in [0, %d] (default %d);\n"
-      "                    the Sanitize: line's 0 keeps a sanitizer run to the launches it checks\n"
+      "                    the Sanitize: line gives 0, sparing a sanitizer the points' warm-ups\n"
       "  -csv              CSV on stdout (one row per point); everything else on stderr\n"
       "Work caps: 2^45 FLOP (27 x (I + W + 1) launches x 2*M*N*K), 2^24 dependent K steps\n"
       "(the same launches x ceil(K / TK)), 2^30 elements checked on the CPU (27 x M x N),\n"

@@ -19,7 +19,7 @@
 // PTX it embeds. ./gemm_ladder -h lists the options.
 // Exercise (step 3), with a GPU: python3 scripts/suite.py exercise check gemm_ladder judges
 // exercises/gemm_ladder.cu at every Run: line. Without one: python3 scripts/suite.py ce-link
-// exercises/gemm_ladder.cu opens it in Compiler Explorer; save the whole output pane to FILE, then
+// exercises/gemm_ladder.cu opens it in Compiler Explorer; save the whole executor pane to FILE, then
 // python3 scripts/suite.py exercise check gemm_ladder --pane FILE [--args '...'] (one run a pane).
 
 #include <algorithm>
@@ -877,7 +877,7 @@ const Step kLadder[kSteps] = {
      LADDER_KERNEL((gemm2DRegisterBlocked<kBM, kBN>), kThreads, 1), kBM, kBN},
     {"vectorized", "16-byte loads",
      "16-byte global loads and stores where the sizes allow (step 4: 4-byte), and the B "
-     "fragment read as float4 in the source (step 4: 8 single floats)",
+     "fragment read as float4 in the source",
      "a 16-byte global load or store moves 4 floats in one instruction, so fewer instructions "
      "compete with the FMAs for issue slots",
      LADDER_KERNEL(gemmVectorized, kThreads, 1), kBM, kBN},
@@ -1146,7 +1146,7 @@ std::string usageText() {
       "  -m M, -k K  rows of C and the inner dimension, integers in [0, %lld]\n"
       "  -iters I    timed launches per step, an integer in [1, %d] (default %d)\n"
       "  -warmups W  untimed launches before them, an integer in [0, %d] (default %d); the\n"
-      "              Sanitize: line's 0 keeps a sanitizer run to the launches it checks\n"
+      "              Sanitize: line gives 0, sparing a sanitizer the steps' warm-ups\n"
       "  --csv       the report on stderr; on stdout two lines starting \"# \" (the GPU and\n"
       "              its [device] line), then the CSV: a header and one row per step\n"
       "              (kernel,n,median_ms,gflops,m,k,...)\n"

@@ -23,7 +23,7 @@
 //
 // Check your exercise on a GPU: python3 scripts/suite.py exercise check quant_matmul (every recorded
 // run). Without one: python3 scripts/suite.py ce-link exercises/quant_matmul.cu, run it, save the whole
-// output pane to FILE, then python3 scripts/suite.py exercise check quant_matmul --pane FILE (the
+// executor pane to FILE, then python3 scripts/suite.py exercise check quant_matmul --pane FILE (the
 // verdict lists the runs still unjudged). Done when the one recorded run, ./quant_matmul, exits 0
 // with the lesson's result lines.
 //
@@ -453,7 +453,8 @@ static_assert(kTieColumn % kGainPeriod == 3 && kZeroColumn != kTieColumn &&
 // Timing: kWarmups untimed launches, then the median of kTimedRuns timed ones.
 constexpr int kWarmups = 3;
 constexpr int kTimedRuns = 10;
-// What one run does: every case, timed as above; --cases N (see main) fewer.
+// What one run does: every case, timed as above; --cases N (see main): the first N cases,
+// each kernel timed by one launch after no warm-up.
 struct RunPlan {
   int cases = kNumCases, warmups = kWarmups, timedRuns = kTimedRuns;
 };

@@ -20,7 +20,7 @@
 // Check your exercise on a GPU: python3 scripts/suite.py exercise check testing
 // (builds exercises/testing.cu and judges every recorded run). Without a GPU:
 // python3 scripts/suite.py ce-link exercises/testing.cu opens it in Compiler Explorer;
-// save the whole output pane to FILE, then python3 scripts/suite.py exercise check testing
+// save the whole executor pane to FILE, then python3 scripts/suite.py exercise check testing
 // --pane FILE (the lesson records one run, with no arguments, so one pane judges it).
 //
 // sm_75 is the course's T4 (and Compiler Explorer's card). On a newer GPU the
