@@ -418,8 +418,6 @@ Options parseOptions(CommandLine& cl) {
             workFlop(o.maxn, o.warmups, o.iters) / 1e12, kMaxWorkFlop / 1e12);
   return o;
 }
-// The first 18 columns keep their names and order; what the third roof and the printed
-// tolerances added comes after.
 const char* const kCsvHeader =
     "kernel,m,n,k,check,ref_elements,verdict,max_abs_err,xcheck_diff,ms,min_ms,max_ms,gflops,"
     "pct_of_roof,model_load_gb,compulsory_gb,ai_model,ai_compulsory,rtol,atol,xcheck_atol,"

@@ -3,7 +3,7 @@
 // we be? One shared-memory kernel, C = A * B (FP32, row-major), is compiled for 27 points:
 // block threads {128, 256, 512} x K step TK {8, 16, 32} x outputs per thread CO {1, 2, 4}.
 // Coarsening (CO > 1) lets a thread reuse each B value it reads from shared memory CO
-// times, and pays in registers, hence occupancy. Whether that wins is a measurement: each
+// times, and can cost registers, and so occupancy. Whether that wins is a measurement: each
 // point is checked (output poisoned, every element against a double reference), then timed,
 // then ranked: points whose [min, max] timing ranges overlap, directly or through a chain of
 // overlaps, share a rank (a tie), so two ranks differ only where the timer tells the points

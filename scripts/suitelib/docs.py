@@ -80,8 +80,8 @@ def lesson_table(root):
 # The how-to that opens docs/compiler-explorer.md: no GPU needed, start to finish.
 CE_HOW_TO = [
     "How to use them without a GPU:", "",
-    "1. **Lesson or starter.** The lesson's link runs the finished lesson: its result lines are the recording's "
-    "(`expected/h200/NAME.txt`); its device facts and timings are the T4's. The starter's link runs the file as handed out: it "
+    "1. **Lesson or starter.** The lesson's link runs the finished lesson: its result lines should be the recording's "
+    "(`expected/h200/NAME.txt`; no Compiler Explorer run is recorded); its device facts and timings are the T4's. The starter's link runs the file as handed out: it "
     "exits 1 and says what is left to write. For your own exercise, "
     "`python3 scripts/suite.py ce-link exercises/NAME.cu` prints a link that opens your file.",
     "2. **Which pane to copy.** A link opens three panes: the source, the compiler's assembly, and the "
@@ -90,7 +90,7 @@ CE_HOW_TO = [
     "`Program stderr` (and leaves out the heading of a stream the program did not write to). Not the "
     "compiler's Output pane (it prints stderr and stdout without labels: refused), and not from "
     "`Program stdout` on (the exit code is then missing: not judged).",
-    "3. **A run's arguments.** A lesson records several runs (its `Run:` lines). Type a run's arguments "
+    "3. **A run's arguments.** A lesson may record several runs (its `Run:` lines). Type a run's arguments "
     "into the executor's execution-arguments field, or print a link that has them filled in: "
     "`python3 scripts/suite.py ce-link exercises/NAME.cu --args '-m 1 -n 1 -k 1'`; then give the tool "
     "the same `--args`.",
@@ -100,7 +100,7 @@ CE_HOW_TO = [
     "until every run a pane can judge has passed. A lesson's own output: "
     "`python3 scripts/suite.py compare NAME --stdout FILE [--args '...']`.",
     "5. **Compiler Explorer's limits.** About 20 s of wall time, half a CPU core, a few hundred MiB of host "
-    "memory and 32 KiB of output a run. verify measures each recorded run against a stricter budget (5 s "
+    "memory and 32 KiB of output a run. verify measures each recorded run against a budget at least as strict (5 s "
     "on one core of the H200's host, 200 MiB, 32 KiB), and the verdict names "
     "the runs that do not fit (they need a real GPU), as it names what only a GPU can judge (speed, "
     "compute-sanitizer). Times and rates from a shared T4 are never compared.", ""]
