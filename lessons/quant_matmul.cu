@@ -691,7 +691,7 @@ struct CaseBounds {
 // A census stores a tensor in a format and reads it back, on the host, in
 // double: the error of every element, as a fraction of the tensor's largest
 // magnitude. It prices storage alone. A matmul output sums K such errors, each
-// times the other operand, which is why the tables' errors are K-sized.
+// times the other operand, so the tables' errors grow with K.
 
 // One format's round trip over a tensor: the largest and the RMS error, as
 // fractions of the tensor's largest magnitude.
