@@ -49,7 +49,7 @@ constexpr long long panelBytes(int by, int tk, int co) {
   return (1LL * by * co * tk + 1LL * tk * kTileCols) * static_cast<long long>(sizeof(float));
 }
 
-// The inner loop, the one place where coarsening pays: for each kk of the panel, one B
+// The inner loop: for each kk of the panel, one B
 // value (this thread's column) is read from shared memory once and used for CO
 // multiply-adds, one per output row; the A values are the same for the whole warp (one ty
 // per warp), so shared memory broadcasts them. aRows points at this thread's first A row

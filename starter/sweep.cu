@@ -49,7 +49,7 @@ constexpr long long panelBytes(int by, int tk, int co) {
   return (1LL * by * co * tk + 1LL * tk * kTileCols) * static_cast<long long>(sizeof(float));
 }
 
-// The inner loop, the one place where coarsening pays: for each kk of the panel, one B
+// The inner loop: for each kk of the panel, one B
 // value (this thread's column) is read from shared memory once and used for CO
 // multiply-adds, one per output row; the A values are the same for the whole warp (one ty
 // per warp), so shared memory broadcasts them. aRows points at this thread's first A row
@@ -59,7 +59,7 @@ constexpr long long panelBytes(int by, int tk, int co) {
 // exercise: coarsened-inner-loop
 // Yours to write: the body of multiplyPanels, so that each thread produces all CO of its
 // outputs (rows ty, ty + BY, ... of its column), each summed in ascending k with fmaf;
-// reading each B value of the panel once for all of them is what makes coarsening pay
+// reading each B value of the panel once for all of them is the idea
 // (the check does not judge it). Until then this
 // stand-in computes only the first: the CO = 1 points pass, every point with CO > 1 fails
 // its check, and the program says what is left and exits 1. Done when the exercise check
