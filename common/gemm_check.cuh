@@ -4,8 +4,8 @@
 // inputs and reference are the same on every machine); which elements are checked (all, or
 // sampled rows where a full reference costs too much memory); a tolerance given on the command
 // line in place of the K-scaled default. What they do not choose: the rule itself. Lessons that
-// compare precisions (FP16 storage, INT8 codes) judge with their own error metrics and bounds,
-// and take from here the poison, the element check and the host allocation.
+// compare precisions (FP16 storage, INT8 codes) draw their own inputs and judge with their own
+// error metrics and bounds, and take from here what they use of the rest.
 float Lcg::next() {
   s = 1664525u * s + 1013904223u;
   return static_cast<float>(s >> 8) / 16777216.0f;  // 24 bits: exact in float

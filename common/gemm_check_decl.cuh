@@ -1,5 +1,5 @@
 // The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
-// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// the end): the K-scaled tolerance, every element checked with NaN and
 // infinity failing, the output poisoned before the checked launch, and a timing only of a
 // result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
 // <new>, <string>, <vector> and the cuda_check and timer blocks.

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Final project - gemm_ladder: from 16x16 tiles toward cuBLAS FP32, one idea a step.
 //
-// One FP32 GEMM, C = A * B (row-major, any sizes), runs through eleven steps, each
-// adding one idea to the step before: the comment at each step says what changes,
-// and so does its printed "changes:" line. Every step is checked before it is timed
-// (output poisoned with NaN, every element against a double reference, the
-// tolerance scaled with K and printed with the worst error), then timed, and
-// placed against the FP32 peak this program measures.
-// A separate program (anchors/cublas_sgemm.cu) times cuBLAS on the same inputs.
+// One FP32 GEMM, C = A * B (row-major, any sizes), runs through eleven steps, each adding one idea
+// to the step before: the comment at each step says what changes, and so does its printed
+// "changes:" line. Every step is checked before it is timed (output poisoned with NaN, every
+// element against a double reference, the tolerance scaled with K and printed with the worst
+// error), then timed, and placed against the FP32 peak this program measures. A separate program
+// (anchors/cublas_sgemm.cu) times cuBLAS on the same inputs.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -lineinfo -o gemm_ladder gemm_ladder.cu
 // Run:   ./gemm_ladder
@@ -296,11 +295,10 @@ __device__ __forceinline__ void storeMicroTile(float* C, int M, int N, int row0,
   }
 }
 
-// Step 5 - 16-byte loads: step 4's tiles, micro-tiles and shared layout, but
-// every global load and store moves 16 bytes (float4) where the row length
-// allows (load4, store4; the program prints where), and the B fragment is read
-// from shared memory as two float4s: the source changes both. What the compiler
-// makes of the shared-memory reads is not printed (cuobjdump -sass shows it).
+// Step 5 - 16-byte loads: step 4's tiles, micro-tiles and shared layout, but every global load and
+// store moves 16 bytes (float4) where the row length allows (load4, store4; the program prints
+// where), and the B fragment is read from shared memory as two float4s: the source changes both.
+// What the compiler makes of the shared-memory reads is not printed (cuobjdump -sass shows it).
 // launch assumption: as step 4. memory: as step 4.
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemmVectorized(const float* A, const float* B, float* C, int M, int N, int K) {
@@ -412,14 +410,13 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 }
 
 // snippet: step8
-// Step 8 - double buffering: step 7 with two panel pairs in shared memory and
-// two fragment sets in registers. While the FMAs of panel s run, the loads of
-// panel s + 1 are in flight into registers and the fragments of the next k are
-// read; one barrier per panel instead of two.
-// This block's sums over k in [kBegin, kEnd) (kBegin a multiple of 16; steps 8-9
-// sum all of K, steps 10-11 one part of it), added into acc in ascending k.
-// fetch(k0, p) loads the panels at k0 into p: GuardedPanels in step 8, and in
-// steps 9-11 for the blocks that do not take the interior path.
+// Step 8 - double buffering: step 7 with two panel pairs in shared memory and two fragment sets in
+// registers. While the FMAs of panel s run, the loads of panel s + 1 are in flight into registers
+// and the fragments of the next k are read; one barrier per panel instead of two.
+// This block's sums over k in [kBegin, kEnd) (kBegin a multiple of 16; steps 8-9 sum all of K,
+// steps 10-11 one part of it), added into acc in ascending k. fetch(k0, p) loads the panels at k0
+// into p: GuardedPanels in step 8, and in steps 9-11 for the blocks that do not take the interior
+// path.
 struct PanelPairs {
   float a[2][kBK * kBMPad], b[2][kBK * kBN];
 };
@@ -575,15 +572,13 @@ long long interiorTiles(long long M, long long N, long long K) {
   return count;
 }
 
-// Step 10 - split K where the grid is small. A problem whose 128 x 128 tiles
-// make fewer than kSplitBlocks blocks leaves SMs idle (1024 x 1024: 64 blocks
-// for the H200's 132 SMs). Step 10 then cuts K into 2, 4, 8 or 16 parts, sums
-// each part with step 9's code in a grid layer of its own (blockIdx.z) into a
-// scratch buffer, and a second kernel adds the parts in ascending order. The
-// split follows from M, N and K alone, never from the device, so every GPU adds
-// the same numbers in the same order and prints the same digits (no atomics).
-// With one part (tiles enough, or K too short) it runs step 9's code in one
-// launch that writes C directly.
+// Step 10 - split K where the grid is small. A problem whose 128 x 128 tiles make fewer than
+// kSplitBlocks blocks leaves SMs idle (1024 x 1024: 64 blocks for the H200's 132 SMs). Step 10 then
+// cuts K into 2, 4, 8 or 16 parts, sums each part with step 9's code in a grid layer of its own
+// (blockIdx.z) into a scratch buffer, and a second kernel adds the parts in ascending order. The
+// split follows from M, N and K alone, never from the device, so every GPU adds the same numbers in
+// the same order and prints the same digits (no atomics). With one part (tiles enough, or K too
+// short) it runs step 9's code in one launch that writes C directly.
 constexpr int kSplitBlocks = 256;  // split while the grid has fewer blocks than this
 constexpr int kSplitMinK = 256;    // ... and K / parts stays at least this (a part rounds up
                                    // to whole 16-k panels; the last takes the rest)
@@ -770,7 +765,7 @@ double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x b
 // end common: ceilings_decl
 // common: gemm_check_decl
 // The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
-// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// the end): the K-scaled tolerance, every element checked with NaN and
 // infinity failing, the output poisoned before the checked launch, and a timing only of a
 // result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
 // <new>, <string>, <vector> and the cuda_check and timer blocks.
@@ -1622,8 +1617,8 @@ double rooflineGflops(const Ceilings& c, double ai) {
 // inputs and reference are the same on every machine); which elements are checked (all, or
 // sampled rows where a full reference costs too much memory); a tolerance given on the command
 // line in place of the K-scaled default. What they do not choose: the rule itself. Lessons that
-// compare precisions (FP16 storage, INT8 codes) judge with their own error metrics and bounds,
-// and take from here the poison, the element check and the host allocation.
+// compare precisions (FP16 storage, INT8 codes) draw their own inputs and judge with their own
+// error metrics and bounds, and take from here what they use of the rest.
 float Lcg::next() {
   s = 1664525u * s + 1013904223u;
   return static_cast<float>(s >> 8) / 16777216.0f;  // 24 bits: exact in float

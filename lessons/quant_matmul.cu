@@ -1,21 +1,17 @@
 // SPDX-License-Identifier: MIT
-// Day 98 - quant_matmul: INT8 sums are exact, so rounding the inputs decides
-// the error.
+// Day 98 - quant_matmul: INT8 sums are exact, so rounding the inputs decides the error.
 //
-// On Day 71 the accumulator decided the error: a half accumulator lost more
-// with every k. Here the accumulator is an int32 that adds int8 x int8
-// products exactly, so it contributes nothing, and storage decides: the error
-// is made when the inputs are rounded to codes; after the exact sum only the
-// epilogue rounds, at most three times, each within 2^-24 of the output. Day
-// 16's 16x16 tile climbs a ladder of scales, one change per rung: one scale
-// for B; one scale per column of B; per column plus an asymmetric A with a
-// zero point. Then it runs on a 2:4-pruned B. That the integer loop is exact
-// is a gate: a host integer reference over the same codes, through a rescale
-// written apart from the kernel's, must match every GPU output bit for bit.
-// Host censuses price the rounding of the inputs alone: INT8, FP8 e4m3, OCP
-// MXFP8 (power-of-two scales per block of 32) and NVFP4. No tensor cores: the
-// FP8, MX and NVFP4 figures are host arithmetic, the 2:4 row is the INT8 loop
-// on codes pruned on the host, and none of them is timed.
+// On Day 71 the accumulator decided the error: a half accumulator lost more with every k. Here the
+// accumulator is an int32 that adds int8 x int8 products exactly, so it contributes nothing, and
+// storage decides: the error is made when the inputs are rounded to codes; after the exact sum only
+// the epilogue rounds, at most three times, each within 2^-24 of the output. Day 16's 16x16 tile
+// climbs a ladder of scales, one change per rung: one scale for B; one scale per column of B; per
+// column plus an asymmetric A with a zero point. Then it runs on a 2:4-pruned B. That the integer
+// loop is exact is a gate: a host integer reference over the same codes, through a rescale written
+// apart from the kernel's, must match every GPU output bit for bit. Host censuses price the
+// rounding of the inputs alone: INT8, FP8 e4m3, OCP MXFP8 (power-of-two scales per block of 32) and
+// NVFP4. No tensor cores: the FP8, MX and NVFP4 figures are host arithmetic, the 2:4 row is the
+// INT8 loop on codes pruned on the host, and none of them is timed.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o quant_matmul quant_matmul.cu
 // Run:   ./quant_matmul
@@ -27,11 +23,10 @@
 // verdict lists the runs still unjudged). Done when the one recorded run, ./quant_matmul, exits 0
 // with the lesson's result lines.
 //
-// Lineage: Day 16's tile, Day 66's slack factor of 4, Day 71's FP32 kernel and
-// gate, and Day 62's habit of reporting a row that is meant to look bad instead
-// of gating it. The build targets the T4 that Compiler Explorer runs; a newer
-// card compiles the embedded compute_75 PTX and prints the same digits (integer
-// sums and round-to-nearest float operations only).
+// Lineage: Day 16's tile, Day 66's slack factor of 4, Day 71's FP32 kernel and gate, and Day 62's
+// habit of reporting a row that is meant to look bad instead of gating it. The build targets the T4
+// that Compiler Explorer runs; a newer card compiles the embedded compute_75 PTX and prints the
+// same digits (integer sums and round-to-nearest float operations only).
 
 // cuda_fp4.h (CUDA 13.0) leaves a parameter unused in two of its host
 // functions; the warning is silenced for that header alone, so that builds
@@ -276,7 +271,7 @@ void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, 
 // end common: reference_gemm_decl
 // common: gemm_check_decl
 // The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
-// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// the end): the K-scaled tolerance, every element checked with NaN and
 // infinity failing, the output poisoned before the checked launch, and a timing only of a
 // result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
 // <new>, <string>, <vector> and the cuda_check and timer blocks.
@@ -438,8 +433,7 @@ static_assert(kTieColumn % kGainPeriod == 3 && kZeroColumn != kTieColumn &&
 // Timing: kWarmups untimed launches, then the median of kTimedRuns timed ones.
 constexpr int kWarmups = 3;
 constexpr int kTimedRuns = 10;
-// What one run does: every case, timed as above; --cases N (see main): the first N cases,
-// each kernel timed by one launch after no warm-up.
+// One run: every case, timed as above; --cases N (main): the first N, one launch each, no warm-up.
 struct RunPlan {
   int cases = kNumCases, warmups = kWarmups, timedRuns = kTimedRuns;
 };
@@ -562,17 +556,15 @@ inline void columnMaxAbs(const float* B, int K, int N, float* colMax) {
 }
 
 // snippet: quantize-columns
-// Rung 2: one scale per column of B. B's column gains span 64x by construction
-// (2^0 .. 2^-6), and with the random draws and the outliers the column maxima
-// span more: each case's header prints the extremes. One scale for all
-// columns gives the quietest column a step that many times too coarse: a
-// handful of codes where 255 were on offer. The goal: every column gets all
-// the codes of its own range, so its largest magnitude lands on code +-127;
-// every other value takes the nearest code of its own column's step, and a
-// value exactly halfway between two codes takes the even one (so ties do not
-// all lean one way); an all-zero column gets scale 1 (there is no range to
-// map, and 0/127 would leave nothing to divide by). scales[c] receives column
-// c's scale, codes[p*N + c] the code of B[p][c].
+// Rung 2: one scale per column of B. B's column gains span 64x by construction (2^0 .. 2^-6), and
+// with the random draws and the outliers the column maxima span more: each case's header prints the
+// extremes. One scale for all columns gives the quietest column a step that many times too coarse:
+// a handful of codes where 255 were on offer. The goal: every column gets all the codes of its own
+// range, so its largest magnitude lands on code +-127; every other value takes the nearest code of
+// its own column's step, and a value exactly halfway between two codes takes the even one (so ties
+// do not all lean one way); an all-zero column gets scale 1 (there is no range to map, and 0/127
+// would leave nothing to divide by). scales[c] receives column c's scale, codes[p*N + c] the code
+// of B[p][c].
 inline void quantizeColumns(const float* B, int K, int N, const float* colMax,
                             float* scales, std::int8_t* codes) {
   // solution: quantize-columns
@@ -632,23 +624,19 @@ inline void pruneTwoOfFour(const float* B, int K, int N, std::int8_t* codes) {
 inline Tolerance fp32Tolerance(long long K, double refMax) { return gemmTolerance(K, refMax); }
 
 // snippet: column-gate
-// The INT8 column gate, derived rather than tuned. With codes of step s_a =
-// amax/127 for A and s_b = colMax_c/127 for column c of B (smaller steps for
-// an asymmetric A), one product a*b, rebuilt from its codes, is off by at most
-// |a|*s_b/2 + |b|*s_a/2 <= amax*colMax_c/127, plus a second-order s_a*s_b/4.
-// Nothing guarantees that the K errors of one dot product are independent
-// (real weights and activations need not be), so they may add up linearly:
-// K * amax * colMax_c / 127, times 4 for the dropped second-order term and
-// for any order of the sum. The integer loop adds nothing (the
-// exactness gate checks that), and the epilogue rounds at most three times
-// (int to float, then each scale), each within 2^-24 of its result: together
-// under 2^-22 of the output, far inside the slack. One bound per column: the
-// column maxima differ by the factor each case's header prints ("times
-// apart"), and one matrix-wide bound would be that much too lax on the
-// quietest columns. (An all-zero column's bound is 0: its outputs must be 0.)
-// The sqrtK diagnostic is the same bound with sqrt(K) for K: what the errors
-// would add up to if they were independent (a random walk). It is reported,
-// never gated: a correctness gate may not assume independence.
+// The INT8 column gate, derived rather than tuned. With codes of step s_a = amax/127 for A and s_b
+// = colMax_c/127 for column c of B (smaller steps for an asymmetric A), one product a*b, rebuilt
+// from its codes, is off by at most |a|*s_b/2 + |b|*s_a/2 <= amax*colMax_c/127, plus a second-order
+// s_a*s_b/4. Nothing guarantees that the K errors of one dot product are independent (real weights
+// and activations need not be), so they may add up linearly: K * amax * colMax_c / 127, times 4 for
+// the dropped second-order term and for any order of the sum. The integer loop adds nothing (the
+// exactness gate checks that), and the epilogue rounds at most three times (int to float, then each
+// scale), each within 2^-24 of its result: together under 2^-22 of the output, far inside the
+// slack. One bound per column: the column maxima differ by the factor each case's header prints
+// ("times apart"), and one matrix-wide bound would be that much too lax on the quietest columns.
+// (An all-zero column's bound is 0: its outputs must be 0.) The sqrtK diagnostic is the same bound
+// with sqrt(K) for K: what the errors would add up to if they were independent (a random walk). It
+// is reported, never gated: a correctness gate may not assume independence.
 inline double columnBound(long long K, double amax, double colMax) {
   return kGateSlack * static_cast<double>(K) * amax * colMax / kInt8Max;
 }
@@ -1845,8 +1833,8 @@ void referenceGemm(const float* A, const float* B, double* C, int M, int N, int 
 // inputs and reference are the same on every machine); which elements are checked (all, or
 // sampled rows where a full reference costs too much memory); a tolerance given on the command
 // line in place of the K-scaled default. What they do not choose: the rule itself. Lessons that
-// compare precisions (FP16 storage, INT8 codes) judge with their own error metrics and bounds,
-// and take from here the poison, the element check and the host allocation.
+// compare precisions (FP16 storage, INT8 codes) draw their own inputs and judge with their own
+// error metrics and bounds, and take from here what they use of the rest.
 float Lcg::next() {
   s = 1664525u * s + 1013904223u;
   return static_cast<float>(s >> 8) / 16777216.0f;  // 24 bits: exact in float

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: MIT
-// Final project - sweep: which shape of one GEMM kernel is fastest here, and how sure can
-// we be? One shared-memory kernel, C = A * B (FP32, row-major), is compiled for 27 points:
-// block threads {128, 256, 512} x K step TK {8, 16, 32} x outputs per thread CO {1, 2, 4}.
-// Coarsening (CO > 1) lets a thread reuse each B value it reads from shared memory CO
-// times, and can cost registers, and so occupancy. Whether that wins is a measurement: each
-// point is checked (output poisoned, every element against a double reference), then timed,
-// then ranked: points whose [min, max] timing ranges overlap, directly or through a chain of
-// overlaps, share a rank (a tie), so two ranks differ only where the timer tells the points
-// apart. Compare occupancy with rank.
+// Final project - sweep: which shape of one GEMM kernel is fastest here, and how sure can we be?
+// One shared-memory kernel, C = A * B (FP32, row-major), is compiled for 27 points: block threads
+// {128, 256, 512} x K step TK {8, 16, 32} x outputs per thread CO {1, 2, 4}. Coarsening (CO > 1)
+// lets a thread reuse each B value it reads from shared memory CO times, and can cost registers,
+// and so occupancy. Whether that wins is a measurement: each point is checked (output poisoned,
+// every element against a double reference), then timed, then ranked: points whose [min, max]
+// timing ranges overlap, directly or through a chain of overlaps, share a rank (a tie), so two
+// ranks differ only where the timer tells the points apart. Compare occupancy with rank.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -lineinfo -o sweep sweep.cu
 // Run:   ./sweep
@@ -247,7 +246,7 @@ double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x b
 // end common: ceilings_decl
 // common: gemm_check_decl
 // The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
-// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// the end): the K-scaled tolerance, every element checked with NaN and
 // infinity failing, the output poisoned before the checked launch, and a timing only of a
 // result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
 // <new>, <string>, <vector> and the cuda_check and timer blocks.
@@ -989,8 +988,8 @@ double rooflineGflops(const Ceilings& c, double ai) {
 // inputs and reference are the same on every machine); which elements are checked (all, or
 // sampled rows where a full reference costs too much memory); a tolerance given on the command
 // line in place of the K-scaled default. What they do not choose: the rule itself. Lessons that
-// compare precisions (FP16 storage, INT8 codes) judge with their own error metrics and bounds,
-// and take from here the poison, the element check and the host allocation.
+// compare precisions (FP16 storage, INT8 codes) draw their own inputs and judge with their own
+// error metrics and bounds, and take from here what they use of the rest.
 float Lcg::next() {
   s = 1664525u * s + 1013904223u;
   return static_cast<float>(s >> 8) / 16777216.0f;  // 24 bits: exact in float

@@ -222,7 +222,7 @@ Roof bindingRoof(const Ceilings& c, const SmemRoof& s, double ai, double loadsPe
 // end common: smem_roof_decl
 // common: gemm_check_decl
 // The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
-// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// the end): the K-scaled tolerance, every element checked with NaN and
 // infinity failing, the output poisoned before the checked launch, and a timing only of a
 // result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
 // <new>, <string>, <vector> and the cuda_check and timer blocks.
@@ -1121,8 +1121,8 @@ Roof bindingRoof(const Ceilings& c, const SmemRoof& s, double ai, double loadsPe
 // inputs and reference are the same on every machine); which elements are checked (all, or
 // sampled rows where a full reference costs too much memory); a tolerance given on the command
 // line in place of the K-scaled default. What they do not choose: the rule itself. Lessons that
-// compare precisions (FP16 storage, INT8 codes) judge with their own error metrics and bounds,
-// and take from here the poison, the element check and the host allocation.
+// compare precisions (FP16 storage, INT8 codes) draw their own inputs and judge with their own
+// error metrics and bounds, and take from here what they use of the rest.
 float Lcg::next() {
   s = 1664525u * s + 1013904223u;
   return static_cast<float>(s >> 8) / 16777216.0f;  // 24 bits: exact in float

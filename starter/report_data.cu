@@ -203,7 +203,7 @@ Roof bindingRoof(const Ceilings& c, const SmemRoof& s, double ai, double loadsPe
 // end common: smem_roof_decl
 // common: gemm_check_decl
 // The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
-// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// the end): the K-scaled tolerance, every element checked with NaN and
 // infinity failing, the output poisoned before the checked launch, and a timing only of a
 // result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
 // <new>, <string>, <vector> and the cuda_check and timer blocks.
@@ -251,7 +251,6 @@ std::vector<T> hostVector(long long count, const char* what);
 // =============================================================================
 // The experiment: inputs, checks, the verification ladder, the CSV
 // =============================================================================
-// The course's LCG (gemm_check block), values u - 0.5, exact in float: A row-major, then B.
 void fillInputs(std::vector<float>& A, std::vector<float>& B) {
   Lcg g{kSeed};
   for (std::vector<float>* x : {&A, &B}) g.fill(*x, 1.0f, -0.5f);
@@ -468,7 +467,6 @@ void printRow(Kernel k, long long n, const RowCheck& rc, const Scan& s, const Ti
   std::printf(",%g,%s\n", loads, bindingRoof(c, sm, flop / compulsory, loads).name);
   std::fflush(stdout);
 }
-// One n of the ladder: check each kernel, time what passed, print its row.
 void runSize(Ladder& L, long long n, const Options& o, const Ceilings& c, const SmemRoof& sm) {
   const size_t bytes = size_t(n * n) * sizeof(float);
   std::vector<float> A = hostVector<float>(n * n, "A"), B = hostVector<float>(n * n, "B"), out[2];
@@ -936,8 +934,8 @@ Roof bindingRoof(const Ceilings& c, const SmemRoof& s, double ai, double loadsPe
 // inputs and reference are the same on every machine); which elements are checked (all, or
 // sampled rows where a full reference costs too much memory); a tolerance given on the command
 // line in place of the K-scaled default. What they do not choose: the rule itself. Lessons that
-// compare precisions (FP16 storage, INT8 codes) judge with their own error metrics and bounds,
-// and take from here the poison, the element check and the host allocation.
+// compare precisions (FP16 storage, INT8 codes) draw their own inputs and judge with their own
+// error metrics and bounds, and take from here what they use of the rest.
 float Lcg::next() {
   s = 1664525u * s + 1013904223u;
   return static_cast<float>(s >> 8) / 16777216.0f;  // 24 bits: exact in float
