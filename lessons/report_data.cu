@@ -291,7 +291,6 @@ Scan scan(const std::vector<float>& C, const std::vector<float>* Y, const RowsRe
 enum class Verdict { kPass, kFail, kUnverified };
 const char* const kVerdictNames[] = {"PASS", "FAIL", "UNVERIFIED"};  // indexed by Verdict
 struct RowCheck { std::string how; Verdict verdict; std::string why; };  // why: for the GATE line
-// The run so far: device buffers, rows, and what the trust above kFullRefMax rests on.
 struct Ladder {
   float *dA = nullptr, *dB = nullptr, *dC = nullptr;
   bool naiveFullRecord = true;      // naive passed the full check at every smaller n,
@@ -495,7 +494,6 @@ void runSize(Ladder& L, long long n, const Options& o, const Ceilings& c, const 
   A = B = std::vector<float>();  // both on the device now: host memory goes to the outputs
   L.n = n, L.naiveMs = L.naiveGflops = L.tiledGflops = 0.0;
   for (const Kernel k : {Kernel::kNaive, Kernel::kTiled}) {
-    // C poisoned, one checked launch; only a pass is timed, reproducing its bits (checkThenTime).
     std::vector<float>& C = (out[int(k)] = hostVector<float>(n * n, "C"));
     Scan s;
     RowCheck rc{"ref", Verdict::kFail, ""};
