@@ -2,9 +2,9 @@
 racecheck leaves them out there and verify racechecks each once, small, in its probe.
 
 On the H200 (2026-12-01), report_data's racecheck on its Sanitize: run took 205 s among verify's
-jobs; alone, with the ceiling kernels left out, at most 12.6 s and 0 hazards
-(docs/notes/pending/README.md: call 10 left out all three ceiling kernels; only this one loads
-from shared memory, which is what racecheck tracks)."""
+jobs; alone, with the ceiling kernels left out, at most 12.6 s and 0 hazards (a session-8 call
+that left out all three ceiling kernels; only this one loads from shared memory, which is what
+racecheck tracks)."""
 
 import re
 
