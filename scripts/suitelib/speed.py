@@ -87,7 +87,7 @@ def speed_outcome(S, W, spread):
       - S below T by more than half the spread (in log terms): passed;
       - S above T by more than half the spread: failed;
       - else inconclusive.
-    With W > spread, S = 1 (the solution's own speed) passes and S = W fails."""
+    With W > spread, S = 1 (the solution's own speed) passes; S = W fails once W > spread ** 2."""
     T = W ** SPEED_BAR if W > 0 else 0.0
     half = math.sqrt(spread)
     if W <= spread:

@@ -270,6 +270,20 @@ class TestVerifyRecord(Scratch):
         self.assertCheckFails("verify-record", "no ctest_gpu counts")
 
 
+class TestSpeedRule(unittest.TestCase):
+    """The speed rule's two promises, as the contract states them: with W > spread the solution's own
+    speed passes; the slow reference's fails once W > spread squared (not before: spread 1.5, W 2)."""
+
+    def test_the_solution_passes_and_the_slow_reference_fails_where_promised(self):
+        for spread in (1.01, 1.1, 1.5, 2.0):
+            for W in (spread * 1.01, spread * 1.5, spread ** 2 * 1.01, spread ** 2 * 3):
+                self.assertEqual(speed.speed_outcome(1.0, W, spread)[0], "passed", (spread, W))
+                if W > spread ** 2:
+                    self.assertEqual(speed.speed_outcome(W, W, spread)[0], "failed", (spread, W))
+        self.assertEqual(speed.speed_outcome(2.0, 2.0, 1.5)[0], "inconclusive")
+        self.assertEqual(speed.speed_outcome(1.0, 1.4, 1.5)[0], "inconclusive", "W <= spread: not told apart")
+
+
 class TestVerifyParts(Scratch):
     def test_ctest_counts(self):
         self.assertEqual(running.ctest_counts(CTEST_OUT), {"passed": 2, "failed": 1, "skipped": 1})
