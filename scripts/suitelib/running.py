@@ -58,10 +58,15 @@ def run_binary(binary, args, timeout=RUN_TIMEOUT_S, prefix=()):
             "output_bytes": len(out) + len(err)}
 
 
-def run_measured(binary, args, cpu):
+KEPT_OUTPUT_BYTES = 8 << 20  # of each stream a measured run keeps (every byte is counted)
+
+
+def run_measured(binary, args, cpu, timeout=RUN_TIMEOUT_S):
     """Run pinned to one CPU and read its own rusage (wall, CPU seconds, peak RSS, output bytes:
     stdout and stderr together, as Compiler Explorer counts them), keeping what it printed
-    (stdout, stderr), so the run can stand for a run of the same command line elsewhere."""
+    (stdout, stderr; the first KEPT_OUTPUT_BYTES of each), so the run can stand for a run of the
+    same command line elsewhere. A program that cannot start says why on its stderr (exit 127);
+    one still running after `timeout` seconds is killed: SuiteError, as run_binary."""
     r_out, w_out = os.pipe()
     r_err, w_err = os.pipe()
     start = time.monotonic()
@@ -72,28 +77,48 @@ def run_measured(binary, args, cpu):
             os.dup2(w_out, 1)
             os.dup2(w_err, 2)
             os.execv(str(binary), [str(binary)] + list(args))
+        except OSError as exc:
+            os.write(2, f"cannot run {binary}: {exc.strerror}\n".encode())
         finally:
             os._exit(127)
     os.close(w_out)
     os.close(w_err)
-    chunks = {r_out: [], r_err: []}
-    with selectors.DefaultSelector() as sel:
+    chunks, sizes = {r_out: [], r_err: []}, {r_out: 0, r_err: 0}
+    sel = selectors.DefaultSelector()
+    reaped = False
+    try:
         for fd in chunks:
             sel.register(fd, selectors.EVENT_READ)
         while sel.get_map():
-            for key, _ in sel.select():
+            left = timeout - (time.monotonic() - start)
+            if left <= 0:
+                raise SuiteError(f"{Path(binary).name} {' '.join(args)}: timed out after {timeout} s")
+            for key, _ in sel.select(left):
                 chunk = os.read(key.fd, 65536)
                 if chunk:
-                    chunks[key.fd].append(chunk)
+                    if sizes[key.fd] < KEPT_OUTPUT_BYTES:
+                        chunks[key.fd].append(chunk)
+                    sizes[key.fd] += len(chunk)
                 else:
                     sel.unregister(key.fd)
                     os.close(key.fd)
-    _, status, usage = os.wait4(pid, 0)
+        _, status, usage = os.wait4(pid, 0)
+        reaped = True
+    finally:
+        for key in list(sel.get_map().values()):
+            os.close(key.fd)
+        sel.close()
+        if not reaped:
+            try:
+                os.kill(pid, 9)
+            except ProcessLookupError:
+                pass
+            os.waitpid(pid, 0)
     out, err = b"".join(chunks[r_out]), b"".join(chunks[r_err])
     return {"exit_code": os.waitstatus_to_exitcode(status),
             "wall_s_1core": round(time.monotonic() - start, 3),
             "cpu_s_1core": round(usage.ru_utime + usage.ru_stime, 3),
-            "peak_rss_mib": round(usage.ru_maxrss / 1024.0, 1), "output_bytes": len(out) + len(err),
+            "peak_rss_mib": round(usage.ru_maxrss / 1024.0, 1), "output_bytes": sizes[r_out] + sizes[r_err],
             "stdout": out.decode("utf-8", "replace"), "stderr": err.decode("utf-8", "replace")}
 
 
@@ -281,7 +306,8 @@ def ctest_counts(text):
 
 # The CTest label verify's CTest run keeps: the command-line tables, which run the lesson binaries,
 # so their outcome depends on the GPU. The `gpu` tests (each run against its transcript) are the
-# comparison verify's own run jobs have just made, with the same code; the static, tool and host
+# comparison verify has just made (a lesson's budget-phase run, a starter's run job), with the
+# same binaries and the same comparison; the static, tool and host
 # tests are CPU work with the same outcome on any machine, which CI runs on every commit.
 GPU_DEPENDENT_LABELS = "^cli$"
 

@@ -96,7 +96,7 @@ def mask_lines(text, device=False):
             if DEVICE_CSV_COLUMNS.intersection(header):
                 kinds.add("device")
             if any(name not in MEASUREMENT_CSV_COLUMNS | DEVICE_CSV_COLUMNS for name in header):
-                kinds.add("result")  # its other cells are compared: a result line that also holds device facts
+                kinds.add("result")  # its other cells are compared: a result line that also holds device facts or measurements
             cells = ["[VAR]" if name in volatile else cell for name, cell in zip(header, cells)]
             out.append((",".join(cells), kinds))
             continue

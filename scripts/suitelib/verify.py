@@ -222,6 +222,9 @@ def _speed_record_problems(record, cats, rel):
     """Speed entries only for exercises that have a speed rule today (a partial run keeps others' entries)."""
     errors = []
     for e in record.get("exercise_speed", []):
+        if not isinstance(e, dict):
+            errors.append(f"{rel}: a malformed speed record {str(e)[:40]!r} (run verify)")
+            continue
         cat = cats.get(e.get("lesson"))
         if cat is None or cat.speed is None or cat.speed.region != e.get("region"):
             errors.append(f"{rel}: a speed record for {e.get('lesson')}/{e.get('region')}, which has no speed rule "

@@ -3,14 +3,16 @@
   build     the native tree (sm_75+sm_90) of every program; then, on every core but the timed
             runs' two, in the background: the sm_75-only tree, and every attempt, mutant and speed
             program (compiling is CPU work: it overlaps the timed phases, which use the GPU alone);
-  budget    every lesson run's Compiler Explorer budget, one at a time, pinned to one core;
+  budget    every lesson run's Compiler Explorer budget, one at a time, pinned to one core (its
+            output is what the run jobs compare with the transcripts);
   speed     the speed exercises, timed alone on an idle GPU;
   anchors   the cuBLAS anchors, timed alone, interleaved;
   compile   what the background builds still need (their binaries are cached for their jobs);
   parallel  everything that times nothing, on every core at once, longest first: the CTest run
             of the command-line tables (native tree, no rebuild), the programs' sanitizer jobs (at
             most six at a time; an attempt's or a mutant's own sanitizer runs are not counted in
-            that limit), mutants and attempts, the transcript runs and repeats.
+            that limit), mutants and attempts, the run jobs (a lesson's budget-phase output against
+            its transcript and its sm_75 build's run against that; a starter's run) and repeats.
 
 The record says how long each phase and the whole run took, with the command, whether the run was
 partial, and the slowest jobs, so the next change to verify starts from figures, not guesses."""
@@ -121,7 +123,8 @@ class Background:
 
 
 def budget_phase(progs, native):
-    """Every lesson run's budget, one at a time on one core: the pane verdict reads which runs fit CE."""
+    """Every lesson run's budget, one at a time on one core: the pane verdict reads which runs fit CE,
+    and the run jobs compare each run's output (kept) with its transcript."""
     cpu = sorted(os.sched_getaffinity(0))[0]
     return {p.rel: {r.id: run_measured(native / p.target, r.args, cpu) for r in p.runs()}
             for p in progs if not p.is_starter}

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from helpers import Scratch, patched
 from suitelib import anchors, commands, exercises, running, speed, verify, verifyrun
+from suitelib import SuiteError
 from suitelib.model import programs
 
 CTEST_OUT = """
@@ -283,6 +284,11 @@ class TestSpeedRule(unittest.TestCase):
         self.assertEqual(speed.speed_outcome(2.0, 2.0, 1.5)[0], "inconclusive")
         self.assertEqual(speed.speed_outcome(1.0, 1.4, 1.5)[0], "inconclusive", "W <= spread: not told apart")
 
+    def test_a_malformed_speed_record_is_a_problem_not_a_crash(self):
+        errors = verify._speed_record_problems({"exercise_speed": ["junk"]}, {}, "rel")
+        self.assertEqual(len(errors), 1)
+        self.assertIn("malformed speed record", errors[0])
+
 
 class TestVerifyParts(Scratch):
     def test_ctest_counts(self):
@@ -329,6 +335,35 @@ class TestVerifyParts(Scratch):
         binary = self.fake("demo", 'echo out; echo err >&2; exit 3', "measured") / "demo"
         r = running.run_measured(binary, [], sorted(os.sched_getaffinity(0))[0])
         self.assertEqual((r["stdout"], r["stderr"], r["exit_code"], r["output_bytes"]), ("out\n", "err\n", 3, 8))
+
+    def test_run_measured_reads_both_pipes_as_they_fill(self):
+        # 200 KB on stderr before any stdout: a reader that drained stdout first would wait for ever.
+        script = 'head -c 200000 /dev/zero | tr "\\0" e >&2; head -c 100000 /dev/zero | tr "\\0" o'
+        binary = self.fake("demo", script, "big") / "demo"
+        r = running.run_measured(binary, [], sorted(os.sched_getaffinity(0))[0], timeout=60)
+        self.assertEqual((len(r["stderr"]), len(r["stdout"]), r["output_bytes"]), (200000, 100000, 300000))
+
+    def test_run_measured_names_a_program_it_cannot_start_and_stops_a_hung_one(self):
+        cpu = sorted(os.sched_getaffinity(0))[0]
+        r = running.run_measured(self.root / "no-such-program", [], cpu)
+        self.assertEqual(r["exit_code"], 127)
+        self.assertIn("cannot run", r["stderr"])
+        binary = self.fake("demo", "sleep 30", "hung") / "demo"
+        with self.assertRaisesRegex(SuiteError, "timed out after 1 s"):
+            running.run_measured(binary, [], cpu, timeout=1)
+
+    def test_the_budget_runs_reach_their_run_jobs(self):
+        from suitelib import catalogue
+        progs, cats = programs(self.root), catalogue.load(self.root)
+        lesson = progs[0]
+        run = lesson.runs()[0]
+        measured = {"exit_code": 0, "stdout": "answer 42\n", "stderr": ""}
+        jobs = verify.make_jobs(self.root, progs, Path("n"), Path("p"), "h200", cats,
+                                measured={lesson.rel: {run.id: measured}})
+        args = {key: fargs for key, fn, fargs in jobs if key[0] == "run"}
+        self.assertIs(args[("run", lesson.rel, run.id)][-1], measured)
+        starter = progs[1]
+        self.assertIsNone(args[("run", starter.rel, starter.runs()[0].id)][-1], "a starter's run runs in its job")
 
 
 class TestAnchors(Scratch):
