@@ -1,22 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Final project - gemm_ladder: from 16x16 tiles toward cuBLAS FP32, one idea a step.
 //
-// One FP32 GEMM, C = A * B (row-major), runs through eleven steps, and each step
-// changes one thing from the step before (its "changes:" line names it): 2
-// computes 8 outputs a thread down a column; 3 an 8 x 8 micro-tile a thread from
-// register fragments, on the same 64 x 64 block tile; 4 runs that kernel on a
-// 128 x 128 tile; 5 moves 16 bytes a global load or store (where the sizes
-// allow; it prints where); 6 stores the A panel transposed, so a thread's A
-// values at one k sit side by side; 7 changes only which outputs a thread owns
-// (warp tiles); 8 double-buffers panels and fragments; 9 lets blocks whose tile
-// lies inside C load without bounds tests (it prints how many); 10 splits K
-// where the grid is too small to fill the GPU (the sizes decide, and it prints
-// how); 11 copies the B panel into shared memory with cp.async where the build
-// allows (it prints which). Every step is checked before it is timed (output
-// poisoned with NaN, every element against a double reference, the tolerance
-// scaled with K and printed with the worst error), then timed, and placed
-// against the FP32 peak this program measures.
-// Sizes that are not multiples of the tiles are handled.
+// One FP32 GEMM, C = A * B (row-major, any sizes), runs through eleven steps, each
+// adding one idea to the step before: the comment at each step says what changes,
+// and so does its printed "changes:" line. Every step is checked before it is timed
+// (output poisoned with NaN, every element against a double reference, the
+// tolerance scaled with K and printed with the worst error), then timed, and
+// placed against the FP32 peak this program measures.
 // A separate program (anchors/cublas_sgemm.cu) times cuBLAS on the same inputs.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -lineinfo -o gemm_ladder gemm_ladder.cu
@@ -47,125 +37,6 @@
 #include <vector>
 
 #include <cuda_runtime.h>
-
-// Course toolkit declarations; definitions at the end of the file
-// common: cuda_check_decl
-// Every CUDA call goes through CUDA_CHECK, every launch is followed by
-// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
-// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
-// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
-#define CUDA_CHECK(call)                                                      \
-  do {                                                                        \
-    cudaError_t err_ = (call);                                                \
-    if (err_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "CUDA error at %s:%d: %s failed: %s\n", __FILE__,  \
-                   __LINE__, #call, cudaGetErrorString(err_));                \
-      std::exit(EXIT_FAILURE);                                                \
-    }                                                                         \
-  } while (0)
-#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
-constexpr int kExitNoDevice = 77;
-cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
-// end common: cuda_check_decl
-// common: timer_decl
-// Kernel timing (method and reasons: the timer block at the end of the file).
-struct TimingStats {
-  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
-  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
-  double mean_ms;    // pulled up by slow outliers
-  int samples;
-};
-// warmups untimed launches, then samples timed ones; launch() queues one launch.
-template <typename Launch>
-TimingStats timeKernel(Launch launch, int warmups, int samples);
-// end common: timer_decl
-// common: cli_decl
-// Strict command line (rules and definitions: the cli block at the end).
-constexpr int kExitBadCommandLine = 2;
-class CommandLine {
- public:
-  CommandLine(int argc, char** argv, std::string usage);  // usage: the help text
-  bool next();                                     // to the next token; false at the end
-  bool is(const char* name) const;                 // is the current token this option?
-  long long intValue(long long lo, long long hi);  // its value: an integer in [lo, hi]
-  double realValue(double lo, double hi);          // its value: a decimal number in [lo, hi]
-  [[noreturn]] void unknownOption() const;
-  // "error: " + the printf-style message, the usage, exit 2 (rules across options too).
-  [[noreturn]] __attribute__((format(printf, 2, 3))) void fail(const char* fmt, ...) const;
- private:
-  const char* takeValue();  // the next token, or nullptr at the end
-  int argc_;
-  char** argv_;
-  std::string usage_;
-  int i_ = 0;  // argv_[0] is the program
-};
-// end common: cli_decl
-// common: reference_gemm_decl
-// The reference every GEMM here is checked against (the reference_gemm block
-// at the end of the file): C = A * B in double, row-major host arrays.
-void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
-// Row i of the same, computed by a CPU loop; it needs no GPU.
-void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
-// end common: reference_gemm_decl
-// common: ceilings_decl
-// Roofline ceilings (definitions and method: the ceilings block at the end).
-constexpr int kCeilingSamples = 7;  // timed launches per ceiling; odd: the median is one launch
-struct Ceilings {
-  double copy_gbs, fp32_gflops;  // measured on this device by this program
-  double copy_bytes, l2_bytes;   // size of each copy buffer; the device's L2
-  double dram_bound_gbs, fp32_bound_gflops;  // from the device's attributes; 0 = unknown
-  char bounds[256];              // the bounds from the device's attributes, as printed
-};
-Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of memory free
-void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
-double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
-// end common: ceilings_decl
-// common: gemm_check_decl
-// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
-// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
-// infinity failing, the output poisoned before the checked launch, and a timing only of a
-// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
-// <new>, <string>, <vector> and the cuda_check and timer blocks.
-constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
-struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
-  uint32_t s;  // the seed, then the state
-  float next();  // advances, then a float in [0, 1), exact
-  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
-};
-struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
-double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
-// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
-Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
-double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
-struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
-  long long checked = 0, failures = 0;
-  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
-  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
-  long long worst = -1;  // the element with the highest score, the first on ties
-  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
-  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
-  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
-  void add(long long index, double got, double ref, const Tolerance& tol);
-  bool pass() const { return checked > 0 && failures == 0; }
-  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
-  std::string describe(const char* what, long long cols) const;
-};
-GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
-// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
-// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
-// leave the checked bits in C.
-struct CheckedTiming {
-  bool passed = false;      // judge's verdict on the poisoned launch's output
-  bool reproduced = false;  // passed, timed, and C still holds the checked bits
-  TimingStats t{};          // the timing, when passed
-};
-template <typename Launch, typename Judge>
-CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
-                            int warmups, int samples);
-// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
-template <typename T>
-std::vector<T> hostVector(long long count, const char* what);
-// end common: gemm_check_decl
 
 // =============================================================================
 // The ladder: eleven steps, each adding one idea to the step before (steps 3 and 4 share one
@@ -428,8 +299,8 @@ __device__ __forceinline__ void storeMicroTile(float* C, int M, int N, int row0,
 // Step 5 - 16-byte loads: step 4's tiles, micro-tiles and shared layout, but
 // every global load and store moves 16 bytes (float4) where the row length
 // allows (load4, store4; the program prints where), and the B fragment is read
-// as float4. What the compiler makes of the shared-memory reads is not printed
-// (cuobjdump -sass shows it): the source's change is the global accesses.
+// from shared memory as two float4s: the source changes both. What the compiler
+// makes of the shared-memory reads is not printed (cuobjdump -sass shows it).
 // launch assumption: as step 4. memory: as step 4.
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemmVectorized(const float* A, const float* B, float* C, int M, int N, int K) {
@@ -633,9 +504,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 // aligned: its loads are a base pointer, set once, plus an offset. Other blocks
 // (and every block at other sizes) fetch as step 8. The sums are step 8's, in
 // the same order, so the same digits.
-// A blind spot of the suite: a tile test loosened to let an edge tile take the unguarded loads
-// reads past the last row of A, which feeds only outputs that are never stored; no recorded run
-// shows it, and memcheck on the Sanitize: run reports nothing (verify records this).
+// A blind spot of every transcript: a tile test loosened to let an edge tile take the unguarded
+// loads reads past the last row of A, which feeds only outputs that are never stored; verify
+// records what memcheck on the Sanitize: run reports of it.
 __host__ __device__ inline bool interiorTile(int rowBase, int colBase, int M, int N, int K) {
   return rowBase + kBM <= M && colBase + kBN <= N && K % kBK == 0 && N % 4 == 0;
 }
@@ -741,19 +612,15 @@ __global__ void reduceSplits(const float* W, float* C, long long count, int spli
   }
 }
 
-// Step 11 - the B panel copied by cp.async. Step 10's interior blocks move both
-// panels through registers: in the source, the next panel is loaded as a panel
-// starts, held while its FMAs run, then stored into shared memory. cp.async
-// (sm_80 and later) copies global memory straight into shared memory: no
-// registers hold the data on its way and no store instruction is issued. The B
-// panel is stored as it lies in B, so each of its float4s is one 16-byte copy,
-// issued as the panel before starts and waited for (cp.async.wait_all) just
-// before the barrier. A is transposed on its way and still passes through
-// registers. The values and their places in shared memory are step 10's, so the
-// sums and the digits are too. cp.async is an sm_80 instruction: code built for
-// an older GPU (the Build: line's sm_75, a T4) runs step 10's code unchanged
-// here, and the [device] line says which this build runs, and for how many
-// tiles (none where no tile is interior: there step 11 is step 10 everywhere).
+// Step 11 - the B panel copied by cp.async (sm_80 and later): from global memory
+// straight into shared memory, no registers holding the data on its way and no
+// store instruction. Step 10's interior blocks load the next panel into registers
+// as a panel starts and store it after its FMAs; step 11 issues B's copies as the
+// panel before starts and waits for them (cp.async.wait_all) just before the
+// barrier. B's panel lies as in B, so each float4 is one 16-byte copy; A is
+// transposed on its way and still passes through registers. The values land where
+// step 10 puts them, so the sums are step 10's. Built for an older GPU (the Build:
+// line's sm_75) it runs step 10's code; the [device] line says which this build runs.
 __host__ __device__ inline void copy16Async(float* dst, const float* src) {  // both 16-byte aligned
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
@@ -826,9 +693,132 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 blockIdx.x * kBN + warpTileCol0(threadIdx.x), acc);
 }
 
+// =============================================================================
+// Machinery: skip it on a first read. The course toolkit's declarations; their
+// definitions are in the machinery band at the end of the file.
+// =============================================================================
+// common: cuda_check_decl
+// Every CUDA call goes through CUDA_CHECK, every launch is followed by
+// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
+// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
+// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
+#define CUDA_CHECK(call)                                                      \
+  do {                                                                        \
+    cudaError_t err_ = (call);                                                \
+    if (err_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "CUDA error at %s:%d: %s failed: %s\n", __FILE__,  \
+                   __LINE__, #call, cudaGetErrorString(err_));                \
+      std::exit(EXIT_FAILURE);                                                \
+    }                                                                         \
+  } while (0)
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+constexpr int kExitNoDevice = 77;
+cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
+// end common: cuda_check_decl
+// common: timer_decl
+// Kernel timing (method and reasons: the timer block at the end of the file).
+struct TimingStats {
+  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
+  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
+  double mean_ms;    // pulled up by slow outliers
+  int samples;
+};
+// warmups untimed launches, then samples timed ones; launch() queues one launch.
+template <typename Launch>
+TimingStats timeKernel(Launch launch, int warmups, int samples);
+// end common: timer_decl
+// common: cli_decl
+// Strict command line (rules and definitions: the cli block at the end).
+constexpr int kExitBadCommandLine = 2;
+class CommandLine {
+ public:
+  CommandLine(int argc, char** argv, std::string usage);  // usage: the help text
+  bool next();                                     // to the next token; false at the end
+  bool is(const char* name) const;                 // is the current token this option?
+  long long intValue(long long lo, long long hi);  // its value: an integer in [lo, hi]
+  double realValue(double lo, double hi);          // its value: a decimal number in [lo, hi]
+  [[noreturn]] void unknownOption() const;
+  // "error: " + the printf-style message, the usage, exit 2 (rules across options too).
+  [[noreturn]] __attribute__((format(printf, 2, 3))) void fail(const char* fmt, ...) const;
+ private:
+  const char* takeValue();  // the next token, or nullptr at the end
+  int argc_;
+  char** argv_;
+  std::string usage_;
+  int i_ = 0;  // argv_[0] is the program
+};
+// end common: cli_decl
+// common: reference_gemm_decl
+// The reference every GEMM here is checked against (the reference_gemm block
+// at the end of the file): C = A * B in double, row-major host arrays.
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
+// Row i of the same, computed by a CPU loop; it needs no GPU.
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
+// end common: reference_gemm_decl
+// common: ceilings_decl
+// Roofline ceilings (definitions and method: the ceilings block at the end).
+constexpr int kCeilingSamples = 7;  // timed launches per ceiling; odd: the median is one launch
+struct Ceilings {
+  double copy_gbs, fp32_gflops;  // measured on this device by this program
+  double copy_bytes, l2_bytes;   // size of each copy buffer; the device's L2
+  double dram_bound_gbs, fp32_bound_gflops;  // from the device's attributes; 0 = unknown
+  char bounds[256];              // the bounds from the device's attributes, as printed
+};
+Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of memory free
+void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
+double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
+// end common: ceilings_decl
+// common: gemm_check_decl
+// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
+// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// infinity failing, the output poisoned before the checked launch, and a timing only of a
+// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
+// <new>, <string>, <vector> and the cuda_check and timer blocks.
+constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
+struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
+  uint32_t s;  // the seed, then the state
+  float next();  // advances, then a float in [0, 1), exact
+  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
+};
+struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
+double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
+// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
+Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
+double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
+struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
+  long long checked = 0, failures = 0;
+  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
+  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
+  long long worst = -1;  // the element with the highest score, the first on ties
+  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
+  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
+  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
+  void add(long long index, double got, double ref, const Tolerance& tol);
+  bool pass() const { return checked > 0 && failures == 0; }
+  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
+  std::string describe(const char* what, long long cols) const;
+};
+GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
+// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
+// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
+// leave the checked bits in C.
+struct CheckedTiming {
+  bool passed = false;      // judge's verdict on the poisoned launch's output
+  bool reproduced = false;  // passed, timed, and C still holds the checked bits
+  TimingStats t{};          // the timing, when passed
+};
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples);
+// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what);
+// end common: gemm_check_decl
+
+// =============================================================================
 // The ladder as data: what each step is, what it changes, how it launches, why
-// it should pay. Each step changes one thing from the step before; where the
-// block's thread count or tile follows from that change, changes says so.
+// it should pay
+// =============================================================================
 struct Step {
   const char* csv_name;  // the kernel column of --csv
   const char* title;     // the idea
@@ -888,8 +878,8 @@ const Step kLadder[kSteps] = {
      LADDER_KERNEL((gemm2DRegisterBlocked<kBM3, kBN3>), kBM3 * kBN3 / (kTM * kTN), 1), kBM3,
      kBN3},
     {"tile_128", "128 x 128 block tile",
-     "only the block tile: 128 x 128 (step 3: 64 x 64), the same kernel, so 256 threads a "
-     "block (64)",
+     "the block tile: 128 x 128 (step 3: 64 x 64) of the same kernel, so 256 threads a block "
+     "(64) and, by its launch bound of two blocks an SM, at most 128 registers a thread (255)",
      "each value fetched from global memory serves 128 FMAs instead of 64, and a block's 8 "
      "warps can hide each other's waits",
      LADDER_KERNEL((gemm2DRegisterBlocked<kBM, kBN>), kThreads, 1), kBM, kBN},
@@ -955,9 +945,7 @@ constexpr uint32_t kSeed = 20250612u;           // the project's seed: the same 
 
 // The inputs: the course's LCG (gemm_check block) from the project's seed, values 2u - 1 in
 // [-1, 1) (exact in float); A is filled first in row-major order, then B continues from the
-// same state. The tolerance is the course's K-scaled one, and every element is checked by the
-// block's element check; the worst element is printed with the tolerance applied to it, so a
-// loosened tolerance changes a printed result.
+// same state.
 void fillInputs(std::vector<float>& A, std::vector<float>& B) {
   Lcg g{kSeed};
   g.fill(A, 2.0f, -1.0f);
@@ -966,8 +954,6 @@ void fillInputs(std::vector<float>& A, std::vector<float>& B) {
 
 // Which global accesses of steps 5-11 take the 16-byte path at these sizes (load4 and
 // store4 take it for a float4 inside the matrix when its row length is a multiple of 4).
-// The shared-memory fragment reads are float4 in the source (B's from step 5, A's from
-// step 6); the line says so, and says nothing of what the compiler makes of them.
 std::string vectorPaths(long long n, long long k) {
   const auto path = [](const char* what, const char* dim, long long v) {
     return std::string(what) + (v % 4 == 0 ? " 16-byte (" : " 4-byte, four per float4 (") +
@@ -978,22 +964,36 @@ std::string vectorPaths(long long n, long long k) {
          "; shared-memory fragment reads float4 in the source (B from step 5, A from step 6)";
 }
 
-// The exercise, judged by what the compiled kernel holds (its step 3 instance):
-// a thread whose 8 x 8 outputs accumulate in registers needs at least 64 of
-// them, and panels staged through shared memory need 64 x 16 + 16 x 64 floats of
-// it. A kernel that walks its outputs one by one from global memory has neither.
-std::string registerBlockingProblem(const void* kernel) {
-  cudaFuncAttributes fa{};
-  CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
-  const size_t panels = size_t(kBM3 * kBK + kBK * kBN3) * sizeof(float);
+// The exercise, judged by what the compiled kernel holds (fa: its attributes in
+// step s + 1, 3 or 4): a thread whose 8 x 8 outputs accumulate in registers needs at
+// least 64 of them, and panels staged through shared memory need tile_m x 16 +
+// 16 x tile_n floats of it. A kernel that walks its outputs one by one from
+// global memory has neither. "" when it has both.
+std::string registerBlockingProblem(const cudaFuncAttributes& fa, int s) {
+  const int tm = kLadder[s].tile_m, tn = kLadder[s].tile_n;
+  const size_t panels = size_t(tm * kBK + kBK * tn) * sizeof(float);
   char buf[320] = "";
   if (fa.sharedSizeBytes < panels)
-    std::snprintf(buf, sizeof buf, "step 3 keeps %zu B of panels in shared memory; its 64 x 16 A "
-                  "and 16 x 64 B panels need %zu B", fa.sharedSizeBytes, panels);
+    std::snprintf(buf, sizeof buf, "step %d keeps %zu B of panels in shared memory; its %d x 16 "
+                  "A and 16 x %d B panels need %zu B", s + 1, fa.sharedSizeBytes, tm, tn, panels);
   else if (fa.numRegs < kTM * kTN)
-    std::snprintf(buf, sizeof buf, "step 3 holds %d registers per thread; an 8 x 8 micro-tile "
-                  "of accumulators alone needs %d", fa.numRegs, kTM * kTN);
+    std::snprintf(buf, sizeof buf, "step %d holds %d registers per thread; an 8 x 8 micro-tile "
+                  "of accumulators alone needs %d", s + 1, fa.numRegs, kTM * kTN);
   return buf;
+}
+
+// Step s's changes: and why: lines for a kernel with attributes fa. Steps 3 and 4
+// run the exercise's kernel: until it is register-blocked, step 3's title and
+// changes line say they describe the lesson's step, and both why lines say what
+// the kernel lacks.
+std::string changesText(int s, const cudaFuncAttributes& fa) {
+  const bool lacks = s == kExerciseStep && !registerBlockingProblem(fa, s).empty();
+  return (lacks ? "the lesson's step 3: " : "") + std::string(kLadder[s].changes);
+}
+std::string whyText(int s, const cudaFuncAttributes& fa) {
+  const bool exercise = s == kExerciseStep || s == kExerciseStep + 1;
+  const std::string lacks = exercise ? registerBlockingProblem(fa, s) : "";
+  return lacks.empty() ? kLadder[s].why : "not yet register-blocked: " + lacks;
 }
 
 // Step 10's split at these sizes, as printed: how many parts, how deep, and why.
@@ -1070,7 +1070,9 @@ StepResult runStep(int s, const Problem& p, int iters, double peak, double prevM
   CUDA_CHECK(cudaFuncGetAttributes(&fa, st.kernel));
   int perSm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, st.kernel, st.threads, 0));
-  std::fprintf(out, "Step %d - %s\n  changes: %s\n", s + 1, st.title, st.changes);
+  const bool standIn = s == kExerciseStep && !registerBlockingProblem(fa, s).empty();
+  std::fprintf(out, "Step %d - %s%s\n  changes: %s\n", s + 1, standIn ? "the lesson's " : "", st.title,
+               changesText(s, fa).c_str());
   if (s == kVectorStep)
     std::fprintf(out, "  at these sizes (steps 5-11): %s\n", vectorPaths(p.n, p.k).c_str());
   const int splits = s >= kSplitStep ? splitCount(p.m, p.n, p.k) : 1;
@@ -1092,8 +1094,6 @@ StepResult runStep(int s, const Problem& p, int iters, double peak, double prevM
   const long long count = 1LL * p.m * p.n;
   std::vector<float> got = hostVector<float>(count, "the step's copy of C");
   char claim[400];
-  // The course's sequence (gemm_check block): C poisoned with NaN, one launch, every element
-  // judged here; only a pass is timed, and the timed launches must leave the checked bits.
   const auto judge = [&](const std::vector<float>& out_c) {
     const GemmCheck c = checkElements(out_c.data(), p.ref.data(), count, p.tol);
     if (c.failures == 0) {
@@ -1103,14 +1103,13 @@ StepResult runStep(int s, const Problem& p, int iters, double peak, double prevM
     } else {
       std::fprintf(out, "  check: FAIL, %lld of %lld elements outside tolerance, worst at row %lld, "
                    "col %lld: got %.9g, ref %.9g, where the check allows %.4g\n", c.failures,
-                   count, c.worst / p.n, c.worst % p.n, c.worst_got,
-                   c.worst_ref, c.worst_tol);
+                   count, c.worst / p.n, c.worst % p.n, c.worst_got, c.worst_ref, c.worst_tol);
       std::snprintf(claim, sizeof claim, "step %d (%s): %lld of %lld elements failed the check",
                     s + 1, st.csv_name, c.failures, count);
       gate(claim);
     }
-    if (s == kExerciseStep && !registerBlockingProblem(st.kernel).empty())
-      gate(registerBlockingProblem(st.kernel).c_str());
+    if (s == kExerciseStep && !registerBlockingProblem(fa, s).empty())
+      gate(registerBlockingProblem(fa, s).c_str());
     return c.failures == 0;  // a wrong result is never timed
   };
   const CheckedTiming ct = checkThenTime(launch, p.dC, got, judge, kWarmups, iters);
@@ -1130,7 +1129,7 @@ StepResult runStep(int s, const Problem& p, int iters, double peak, double prevM
   } else {
     std::fprintf(out, "  time: not timed (a wrong result is never timed)\n");
   }
-  std::fprintf(out, "  why: %s\n", st.why);
+  std::fprintf(out, "  why: %s\n", whyText(s, fa).c_str());
   return r;
 }
 
@@ -1300,7 +1299,9 @@ int main(int argc, char** argv) {
     std::fprintf(out, "Ladder: step %d runs at %.2fx step 1, %.1f%% of measured FP32 peak\n",
                  kSteps, r[0].median_ms / r[kSteps - 1].median_ms,
                  100.0 * r[kSteps - 1].gflops / peak);
-  if (!registerBlockingProblem(kLadder[kExerciseStep].kernel).empty())
+  cudaFuncAttributes fa{};
+  CUDA_CHECK(cudaFuncGetAttributes(&fa, kLadder[kExerciseStep].kernel));
+  if (!registerBlockingProblem(fa, kExerciseStep).empty())
     std::fprintf(out, "What is left: step 3 is not register-blocked (the GATE line says what its "
                  "kernel lacks); each thread must compute an 8 x 8 micro-tile in registers, fed "
                  "from shared-memory panels.\n");
@@ -1453,7 +1454,7 @@ void CommandLine::fail(const char* fmt, ...) const {
 // end common: cli
 // common: reference_gemm
 // Reference GEMM: C[i*N+j] = the sum over ascending k, from 0.0 in one double, of
-// double(A[i*K+k]) * double(B[k*N+j]), on the GPU, one thread per element. It is
+// double(A[i*K+k]) * double(B[k*N+j]), on the GPU. It is
 // independent of the kernels it judges: another precision (a float x float product
 // is exact in double, so each add rounds once), no tiling, no shared memory, no split
 // of k; and rows 0, M/2 and M-1, recomputed by a CPU loop, must match bit for bit.
@@ -1513,7 +1514,7 @@ void referenceGemm(const float* A, const float* B, double* C, int M, int N, int 
 // 8.6 to 12.x, else 0 and no gate (no guess). Cards may boost past nominal
 // clocks: only a figure above kCeilingSlack x its bound fails (GATE, exit 1).
 constexpr int kCeilingThreads = 256, kCeilingUnroll = 4, kCeilingChains = 8;
-constexpr int kCeilingFmaIters = 8192;  // FMAs per chain: about 0.6 ms per launch on an H200
+constexpr int kCeilingFmaIters = 8192;  // FMAs per chain
 constexpr double kCeilingSlack = 1.25;
 
 // launch assumption: gridDim.x * blockDim.x * kCeilingUnroll float4 in each buffer.

@@ -18,8 +18,8 @@
 // (builds exercises/matmul_fp16.cu and judges every recorded run). Without a GPU:
 // python3 scripts/suite.py ce-link exercises/matmul_fp16.cu opens it in Compiler Explorer;
 // save the whole output pane to FILE, then python3 scripts/suite.py exercise check
-// matmul_fp16 --pane FILE [--args '...'] (one run per pane; the verdict lists the runs
-// still unjudged).
+// matmul_fp16 --pane FILE (the lesson records one run, with no arguments, so one pane
+// judges it).
 //
 // The build line targets the T4 that Compiler Explorer runs; it also embeds
 // compute_75 PTX, which the driver compiles for any newer card (on an H200 that
@@ -42,93 +42,8 @@
 
 #include <cuda_runtime.h>
 
-// Course toolkit declarations; definitions at the end of the file
-// common: cuda_check_decl
-// Every CUDA call goes through CUDA_CHECK, every launch is followed by
-// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
-// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
-// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
-#define CUDA_CHECK(call)                                                      \
-  do {                                                                        \
-    cudaError_t err_ = (call);                                                \
-    if (err_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "CUDA error at %s:%d: %s failed: %s\n", __FILE__,  \
-                   __LINE__, #call, cudaGetErrorString(err_));                \
-      std::exit(EXIT_FAILURE);                                                \
-    }                                                                         \
-  } while (0)
-#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
-constexpr int kExitNoDevice = 77;
-cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
-// end common: cuda_check_decl
-// common: timer_decl
-// Kernel timing (method and reasons: the timer block at the end of the file).
-struct TimingStats {
-  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
-  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
-  double mean_ms;    // pulled up by slow outliers
-  int samples;
-};
-// warmups untimed launches, then samples timed ones; launch() queues one launch.
-template <typename Launch>
-TimingStats timeKernel(Launch launch, int warmups, int samples);
-// end common: timer_decl
-// common: reference_gemm_decl
-// The reference every GEMM here is checked against (the reference_gemm block
-// at the end of the file): C = A * B in double, row-major host arrays.
-void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
-// Row i of the same, computed by a CPU loop; it needs no GPU.
-void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
-// end common: reference_gemm_decl
-// common: gemm_check_decl
-// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
-// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
-// infinity failing, the output poisoned before the checked launch, and a timing only of a
-// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
-// <new>, <string>, <vector> and the cuda_check and timer blocks.
-constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
-struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
-  uint32_t s;  // the seed, then the state
-  float next();  // advances, then a float in [0, 1), exact
-  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
-};
-struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
-double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
-// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
-Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
-double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
-struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
-  long long checked = 0, failures = 0;
-  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
-  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
-  long long worst = -1;  // the element with the highest score, the first on ties
-  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
-  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
-  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
-  void add(long long index, double got, double ref, const Tolerance& tol);
-  bool pass() const { return checked > 0 && failures == 0; }
-  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
-  std::string describe(const char* what, long long cols) const;
-};
-GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
-// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
-// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
-// leave the checked bits in C.
-struct CheckedTiming {
-  bool passed = false;      // judge's verdict on the poisoned launch's output
-  bool reproduced = false;  // passed, timed, and C still holds the checked bits
-  TimingStats t{};          // the timing, when passed
-};
-template <typename Launch, typename Judge>
-CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
-                            int warmups, int samples);
-// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
-template <typename T>
-std::vector<T> hostVector(long long count, const char* what);
-// end common: gemm_check_decl
-
 // =============================================================================
-// Constants
+// The tile
 // =============================================================================
 constexpr int kTile = 16;
 constexpr int kThreadsPerBlock = kTile * kTile;
@@ -137,74 +52,6 @@ static_assert(kThreadsPerBlock == 256,
 static_assert(2 * kTile * kTile * sizeof(float) <= 48 * 1024,
               "two FP32 tiles (2 KiB) must fit the 48 KiB of static shared "
               "memory that every CUDA device gives one block");
-
-// Square cases M = N = K, in one allocation per buffer sized for the largest.
-constexpr int kNumCases = 4;
-constexpr int kCases[kNumCases] = {100, 256, 1024, 2048};
-constexpr int kMaxN = 2048;
-static_assert(kCases[0] < kCases[1] && kCases[1] < kCases[2] && kCases[2] < kCases[3] &&
-                  kCases[kNumCases - 1] == kMaxN,
-              "cases ascend and the last is the largest: buffers are "
-              "allocated once, for kMaxN");
-static_assert(kCases[0] % kTile != 0,
-              "the first case is not whole tiles, so every guard of the kernels "
-              "is reached: a k guard that admits one element too many reads the "
-              "NaN past an input's end, a store guard that does writes past the "
-              "output's end, and either fails a gate");
-static_assert(kCases[1] % kTile == 0 && kCases[2] % kTile == 0 && kCases[3] % kTile == 0,
-              "the timed cases are whole tiles, so the three kernels are "
-              "compared on full tiles");
-static_assert(static_cast<long long>(kMaxN) * kMaxN <= 2147483647LL,
-              "the kernels index with int: kMaxN^2 must fit in 31 bits");
-
-// Inputs (see inputA, inputB): A[e] = ((e mod 97) - 48) * 0.013f,
-//                          B[e] = ((e mod 89) - 44) * 0.017f.
-constexpr int kPeriodA = 97, kOffsetA = 48;
-constexpr int kPeriodB = 89, kOffsetB = 44;
-constexpr float kStepA = 0.013f, kStepB = 0.017f;
-constexpr bool dividesNoCase(int period) {
-  for (int n : kCases)
-    if (n % period == 0) return false;
-  return true;
-}
-static_assert(dividesNoCase(kPeriodA) && dividesNoCase(kPeriodB),
-              "neither input period divides a case size, so consecutive rows "
-              "do not repeat the same values");
-static_assert(static_cast<double>(kMaxN) * (kOffsetA * 0.013) *
-                      (kOffsetB * 0.017) < 65504.0,
-              "no partial sum can overflow a half accumulator: at most "
-              "K * max|a| * max|b| = 956 at K = 2048, below half's 65504");
-
-// Tolerance table: the floor of each rule, and the mantissa width p that sets
-// eps = 2^-p (see scaledRtol). Every gate line prints its rule from these
-// constants and the atol and rtol it applies, so a changed tolerance changes
-// the output.
-constexpr double kRtolTableF32 = 1e-5;
-constexpr int kMantissaF32 = 23;
-constexpr double kRtolTableF16 = 1e-2;
-constexpr int kMantissaF16 = 10;
-
-// Timing: kWarmups launches of the kernel being timed, then kTimedRuns timed
-// launches; the median and the spread (min, max) are printed.
-constexpr int kWarmups = 3;
-constexpr int kTimedRuns = 20;
-static_assert(kTimedRuns >= 10,
-              "a median of fewer than 10 samples is at the mercy of one clock "
-              "change, and the small cases' launches are short, near launch "
-              "overhead");
-
-// Every device buffer is filled with 0xFF bytes (kPoisonByte, gemm_check
-// block) before a case: as a float or a
-// half that is a NaN. In an output, an element a kernel never writes fails the
-// gate (a zero could pass where the reference is near 0); past the end of an
-// input, a kernel that reads one element too far gets a NaN and fails too.
-constexpr std::uint32_t kPoisonBits = 0xFFFFFFFFu;
-
-// Host staging for uploads and downloads, in chunks of this many elements
-// (1 MiB of floats), so that host memory stays near what the reference needs
-// (see HostBuffers): Compiler Explorer allows a few hundred MiB, and the CUDA
-// runtime itself takes a good part of that.
-constexpr long long kChunkElems = 1 << 18;
 
 // =============================================================================
 // The three kernels
@@ -254,8 +101,7 @@ __global__ void matmulTiledF32(const float* A, const float* B, float* C, int M,
 // the only new error is the rounding of the stored inputs.
 // memory: the same tiles at half the bytes: a half-warp reads a 32-byte row
 // segment of B instead of 64, and the two tiles take 1 KiB of shared memory.
-// That halved traffic is the only speedup this kernel can have; the widening
-// costs instructions (two conversions per multiply-add in the PTX).
+// The widening costs instructions: two conversions per multiply-add in the PTX.
 __global__ void matmulF16StoreF32Acc(const __half* A, const __half* B, float* C,
                                      int M, int N, int K) {
   requireTileBlock();
@@ -341,6 +187,158 @@ void launchMatmul(int kernel, const DeviceBuffers& d, int n) {
     matmulF16StoreF16Acc<<<grid, block>>>(d.ah, d.bh, d.out[kF16F16], n, n, n);
   }
 }
+
+// =============================================================================
+// Machinery: skip it on a first read. The course toolkit's declarations; their
+// definitions are in the machinery band at the end of the file.
+// =============================================================================
+// common: cuda_check_decl
+// Every CUDA call goes through CUDA_CHECK, every launch is followed by
+// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
+// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
+// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
+#define CUDA_CHECK(call)                                                      \
+  do {                                                                        \
+    cudaError_t err_ = (call);                                                \
+    if (err_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "CUDA error at %s:%d: %s failed: %s\n", __FILE__,  \
+                   __LINE__, #call, cudaGetErrorString(err_));                \
+      std::exit(EXIT_FAILURE);                                                \
+    }                                                                         \
+  } while (0)
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+constexpr int kExitNoDevice = 77;
+cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
+// end common: cuda_check_decl
+// common: timer_decl
+// Kernel timing (method and reasons: the timer block at the end of the file).
+struct TimingStats {
+  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
+  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
+  double mean_ms;    // pulled up by slow outliers
+  int samples;
+};
+// warmups untimed launches, then samples timed ones; launch() queues one launch.
+template <typename Launch>
+TimingStats timeKernel(Launch launch, int warmups, int samples);
+// end common: timer_decl
+// common: reference_gemm_decl
+// The reference every GEMM here is checked against (the reference_gemm block
+// at the end of the file): C = A * B in double, row-major host arrays.
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
+// Row i of the same, computed by a CPU loop; it needs no GPU.
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
+// end common: reference_gemm_decl
+// common: gemm_check_decl
+// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
+// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// infinity failing, the output poisoned before the checked launch, and a timing only of a
+// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
+// <new>, <string>, <vector> and the cuda_check and timer blocks.
+constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
+struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
+  uint32_t s;  // the seed, then the state
+  float next();  // advances, then a float in [0, 1), exact
+  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
+};
+struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
+double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
+// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
+Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
+double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
+struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
+  long long checked = 0, failures = 0;
+  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
+  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
+  long long worst = -1;  // the element with the highest score, the first on ties
+  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
+  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
+  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
+  void add(long long index, double got, double ref, const Tolerance& tol);
+  bool pass() const { return checked > 0 && failures == 0; }
+  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
+  std::string describe(const char* what, long long cols) const;
+};
+GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
+// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
+// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
+// leave the checked bits in C.
+struct CheckedTiming {
+  bool passed = false;      // judge's verdict on the poisoned launch's output
+  bool reproduced = false;  // passed, timed, and C still holds the checked bits
+  TimingStats t{};          // the timing, when passed
+};
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples);
+// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what);
+// end common: gemm_check_decl
+
+// =============================================================================
+// Constants of the experiment: cases, inputs, tolerances, timing
+// =============================================================================
+// Square cases M = N = K, in one allocation per buffer sized for the largest.
+constexpr int kNumCases = 4;
+constexpr int kCases[kNumCases] = {100, 256, 1024, 2048};
+constexpr int kMaxN = 2048;
+static_assert(kCases[0] < kCases[1] && kCases[1] < kCases[2] && kCases[2] < kCases[3] &&
+                  kCases[kNumCases - 1] == kMaxN,
+              "cases ascend and the last is the largest: buffers are "
+              "allocated once, for kMaxN");
+static_assert(kCases[0] % kTile != 0,
+              "the first case is not whole tiles, so every guard of the kernels "
+              "is reached: a k guard that admits one element too many reads the "
+              "NaN past an input's end, a store guard that does writes past the "
+              "output's end, and either fails a gate");
+static_assert(static_cast<long long>(kMaxN) * kMaxN <= 2147483647LL,
+              "the kernels index with int: kMaxN^2 must fit in 31 bits");
+
+// Inputs (see inputA, inputB): A[e] = ((e mod 97) - 48) * 0.013f,
+//                          B[e] = ((e mod 89) - 44) * 0.017f.
+constexpr int kPeriodA = 97, kOffsetA = 48;
+constexpr int kPeriodB = 89, kOffsetB = 44;
+constexpr float kStepA = 0.013f, kStepB = 0.017f;
+constexpr bool dividesNoCase(int period) {
+  for (int n : kCases)
+    if (n % period == 0) return false;
+  return true;
+}
+static_assert(dividesNoCase(kPeriodA) && dividesNoCase(kPeriodB),
+              "neither input period divides a case size, so consecutive rows "
+              "do not repeat the same values");
+static_assert(static_cast<double>(kMaxN) * (kOffsetA * 0.013) *
+                      (kOffsetB * 0.017) < 65504.0,
+              "no partial sum can overflow a half accumulator: at most "
+              "K * max|a| * max|b| = 956 at K = 2048, below half's 65504");
+
+// Tolerance table: the floor of each rule, and the mantissa width p that sets
+// eps = 2^-p (see scaledRtol). Every gate line prints its rule from these
+// constants and the atol and rtol it applies, so a changed tolerance changes
+// the output.
+constexpr double kRtolTableF32 = 1e-5;
+constexpr int kMantissaF32 = 23;
+constexpr double kRtolTableF16 = 1e-2;
+constexpr int kMantissaF16 = 10;
+
+// Timing: kWarmups launches of the kernel being timed, then kTimedRuns timed
+// launches; the median and the spread (min, max) are printed.
+constexpr int kWarmups = 3;
+constexpr int kTimedRuns = 20;
+
+// Every device buffer is filled with 0xFF bytes (kPoisonByte, gemm_check
+// block) before a case: as a float or a
+// half that is a NaN. In an output, an element a kernel never writes fails the
+// gate (a zero could pass where the reference is near 0); past the end of an
+// input, a kernel that reads one element too far gets a NaN and fails too.
+constexpr std::uint32_t kPoisonBits = 0xFFFFFFFFu;
+
+// Host staging for uploads and downloads, in chunks of this many elements
+// (1 MiB of floats), so that host memory stays near what the reference needs
+// (see HostBuffers): Compiler Explorer allows a few hundred MiB, and the CUDA
+// runtime itself takes a good part of that.
+constexpr long long kChunkElems = 1 << 18;
 
 // =============================================================================
 // Inputs
@@ -578,19 +576,12 @@ constexpr FormatFloor kFormatFloors[] = {
     {"FP8", 89},
 };
 
-// FP4 is not a plain floor: datacenter Blackwell (CC 10.x, and 11.x) reaches it
-// through tcgen05, GeForce/workstation Blackwell (CC 12.x) through block-scaled
-// mma.sync, and both only from an arch-specific build (sm_100a, sm_120a, ...),
-// not from this file's sm_75 PTX.
-std::string fp4Support(int major, int minor) {
-  char buf[64];
-  if (major >= 10 && major <= 12) {
-    std::snprintf(buf, sizeof buf, "yes (%s, sm_%d%da builds only)",
-                  major == 12 ? "block-scaled mma" : "tcgen05", major, minor);
-  } else {
-    std::snprintf(buf, sizeof buf, "%s", major < 10 ? "no" : "unknown to this program");
-  }
-  return buf;
+// FP4 is not a plain floor: Blackwell (CC 10.x to 12.x) has FP4 tensor-core
+// instructions, but only a build for Blackwell itself can use them, never this
+// file's sm_75 build.
+std::string fp4Support(int major) {
+  if (major >= 10 && major <= 12) return "yes (not from an sm_75 build)";
+  return major < 10 ? "no" : "unknown to this program";
 }
 
 // One [device] line: what the card could take, not what this program uses.
@@ -599,7 +590,7 @@ void printFormatSupport(int major, int minor) {
               "none):", major, minor);
   for (const FormatFloor& f : kFormatFloors)
     std::printf(" %s %s,", f.label, 10 * major + minor >= f.floor ? "yes" : "no");
-  std::printf(" FP4 %s\n", fp4Support(major, minor).c_str());
+  std::printf(" FP4 %s\n", fp4Support(major).c_str());
 }
 // end snippet
 
@@ -658,11 +649,8 @@ void printConversionDemos() {
 // The experiment: one case
 // =============================================================================
 // No cuBLAS row: the Build line links no library, so the file pastes into
-// Compiler Explorer unchanged. cuBLAS SGEMM, with its default math mode, runs
-// FP32 on the CUDA cores, as these kernels do, and is faster than this tiled
-// kernel; the course's gemm_ladder measures how far register blocking on CUDA
-// cores closes that gap, against cuBLAS on the same GPU. Tensor cores (Day 72)
-// are another path: they compute in narrower formats than FP32.
+// Compiler Explorer unchanged. The course's cuBLAS anchor, a program of its own
+// that verify runs beside gemm_ladder, times cuBLAS SGEMM on the same GPU.
 
 struct KernelRow {
   GateResult gate;
@@ -787,10 +775,9 @@ bool runCase(int n, const DeviceBuffers& d, HostBuffers& h) {
 // =============================================================================
 // main
 // =============================================================================
-// The lesson takes no argument. One option exists for compute-sanitizer, whose
-// instrumented kernels run hundreds of times slower: --cases N runs only the
-// first N cases (the Sanitize: line runs the 100 case, which reaches every
-// guard). Anything else: exit 2.
+// The lesson takes no argument. One option exists for compute-sanitizer:
+// --cases N runs only the first N cases (the Sanitize: line runs the 100 case,
+// which reaches every guard). Anything else: exit 2.
 int casesToRun(int argc, char** argv) {
   if (argc == 1) return kNumCases;
   if (argc == 3 && std::strcmp(argv[1], "--cases") == 0 && argv[2][0] >= '1' &&
@@ -911,7 +898,7 @@ TimingStats timeKernel(Launch launch, int warmups, int samples) {
 // end common: timer
 // common: reference_gemm
 // Reference GEMM: C[i*N+j] = the sum over ascending k, from 0.0 in one double, of
-// double(A[i*K+k]) * double(B[k*N+j]), on the GPU, one thread per element. It is
+// double(A[i*K+k]) * double(B[k*N+j]), on the GPU. It is
 // independent of the kernels it judges: another precision (a float x float product
 // is exact in double, so each add rounds once), no tiling, no shared memory, no split
 // of k; and rows 0, M/2 and M-1, recomputed by a CPU loop, must match bit for bit.

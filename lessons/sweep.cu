@@ -20,10 +20,8 @@
 //
 // sm_75 is the T4 of Compiler Explorer; newer GPUs run its PTX. In the third run 4-row tiles
 // would need 75000 blocks in grid.y; the last two runs are refused. lessons/sweep.md: the columns.
-// Exercise (multiplyPanels), with a GPU: python3 scripts/suite.py exercise check sweep judges
-// exercises/sweep.cu at every Run: line. Without one: python3 scripts/suite.py ce-link
-// exercises/sweep.cu opens it in Compiler Explorer; save the whole output pane to FILE, then
-// python3 scripts/suite.py exercise check sweep --pane FILE [--args '...'] (one run a pane).
+// Exercise (multiplyPanels): python3 scripts/suite.py exercise check sweep (on a GPU, every Run:
+// line); without one, add --pane FILE [--args '...'] for a saved Compiler Explorer pane (ce-link).
 
 #include <algorithm>
 #include <cctype>
@@ -38,10 +36,144 @@
 #include <string>
 #include <utility>
 #include <vector>
-
 #include <cuda_runtime.h>
 
-// Course toolkit declarations; definitions at the end of the file
+// =============================================================================
+// The idea: one kernel, coarsened CO times
+// =============================================================================
+constexpr int kTileCols = 32;  // a block tile is always 32 columns: one per lane
+
+// Shared memory of one point: an A panel of (BY * CO) x TK floats, then a B panel of
+// TK x 32 floats. The host sizes each launch with the same function.
+constexpr long long panelBytes(int by, int tk, int co) {
+  return (1LL * by * co * tk + 1LL * tk * kTileCols) * static_cast<long long>(sizeof(float));
+}
+
+// The inner loop, the one place where coarsening pays: for each kk of the panel, one B
+// value (this thread's column) is read from shared memory once and used for CO
+// multiply-adds, one per output row; the A values are the same for the whole warp (one ty
+// per warp), so shared memory broadcasts them. aRows points at this thread's first A row
+// of the panel (row ty; rows are TK floats), and its other outputs' rows lie BY rows apart
+// each; bCol points at this thread's column of the B panel (rows of 32 floats).
+// Each output is summed in ascending k with fmaf, so every point computes the same bits.
+// solution: coarsened-inner-loop
+template <int BY, int TK, int CO>
+__device__ __forceinline__ void multiplyPanels(const float* aRows, const float* bCol,
+                                               float (&acc)[CO]) {
+#pragma unroll
+  for (int kk = 0; kk < TK; ++kk) {
+    const float b = bCol[kk * kTileCols];
+#pragma unroll
+    for (int r = 0; r < CO; ++r) acc[r] = fmaf(aRows[r * BY * TK + kk], b, acc[r]);
+  }
+}
+// end solution
+
+// C (M x N) = A (M x K) * B (K x N). Block (bx, by) owns the tile of rows by*ROWS ..
+// by*ROWS+ROWS-1 (ROWS = BY*CO) and columns bx*32 .. bx*32+31; thread (tx, ty) computes
+// the CO outputs in column bx*32+tx at rows ty, ty+BY, ..., ty+(CO-1)*BY of the tile.
+// launch assumption: blockDim = (32, BY); gridDim = (ceil(N / 32), ceil(M / ROWS));
+//   panelBytes(BY, TK, CO) bytes of dynamic shared memory (main launches exactly that).
+// memory: per K step a block loads a ROWS x TK panel of A and a TK x 32 panel of B
+//   (zero past the edges, so no thread reads outside A or B) and reuses them from
+//   shared memory: each A value 32 times, each B value ROWS times. C is written once.
+template <int BY, int TK, int CO>
+__global__ void __launch_bounds__(kTileCols * BY)
+    sweepGemmKernel(const float* __restrict__ A, const float* __restrict__ B,
+                    float* __restrict__ C, long long M, long long N, long long K) {
+  static_assert(BY >= 1 && kTileCols * BY <= 1024,
+                "a block is (32, BY): at most 1024 threads, the limit of every CUDA GPU");
+  static_assert(TK >= 1 && TK <= kTileCols && (TK & (TK - 1)) == 0,
+                "TK must be a power of two no larger than 32, so that it divides the block's "
+                "thread count: each thread then loads the same A column at every step");
+  static_assert(CO >= 1 && CO <= 8, "CO accumulators live in registers: past 8 they and the "
+                "unrolled loop crowd out the registers that occupancy needs");
+  constexpr int kThreads = kTileCols * BY, kRows = BY * CO;
+  constexpr int kAPanel = kRows * TK, kBPanel = TK * kTileCols;     // floats
+  constexpr int kALoads = (kAPanel + kThreads - 1) / kThreads;      // per thread, per K step
+  constexpr int kBLoads = (kBPanel + kThreads - 1) / kThreads;
+  constexpr int kARowStep = kThreads / TK;  // panel rows between one thread's A loads
+  extern __shared__ float smem[];
+  float *As = smem, *Bs = smem + kAPanel;  // kRows x TK, then TK x 32, both row-major
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTileCols + tx;
+  const long long row0 = 1LL * blockIdx.y * kRows, col0 = 1LL * blockIdx.x * kTileCols;
+  // What this thread loads never changes with k0: A panel rows aRow, aRow + kARowStep,
+  // ... at column aCol (consecutive threads, consecutive k of one row of A), and B panel
+  // rows ty, ty + BY, ... at column tx (consecutive threads, consecutive columns of B).
+  const int aRow = tid / TK, aCol = tid % TK;
+  const long long aIndex = (row0 + aRow) * K + aCol;  // A(row0 + aRow, aCol)
+  const long long bIndex = ty * N + col0 + tx;        // B(ty, col0 + tx)
+  const bool colInside = col0 + tx < N;
+  const float *aRows = As + ty * TK, *bCol = Bs + tx;  // where this thread's outputs read
+  float acc[CO];
+#pragma unroll
+  for (int r = 0; r < CO; ++r) acc[r] = 0.0f;
+  for (long long k0 = 0; k0 < K; k0 += TK) {
+#pragma unroll
+    for (int s = 0; s < kALoads; ++s) {
+      const int r = aRow + s * kARowStep;
+      if (kAPanel % kThreads == 0 || r < kRows)
+        As[r * TK + aCol] =
+            (row0 + r < M && k0 + aCol < K) ? A[aIndex + s * kARowStep * K + k0] : 0.0f;
+    }
+#pragma unroll
+    for (int s = 0; s < kBLoads; ++s) {
+      const int kk = ty + s * BY;
+      if (kBPanel % kThreads == 0 || kk < TK)
+        Bs[kk * kTileCols + tx] = (colInside && k0 + kk < K) ? B[bIndex + (k0 + s * BY) * N]
+                                                              : 0.0f;
+    }
+    __syncthreads();  // both panels complete; every thread of the block reaches it
+    multiplyPanels<BY, TK, CO>(aRows, bCol, acc);
+    __syncthreads();  // nobody overwrites a panel another thread still reads
+  }
+  // The guard wraps the stores only: threads outside C still loaded and synced.
+#pragma unroll
+  for (int r = 0; r < CO; ++r) {
+    const long long row = row0 + ty + r * BY, col = col0 + tx;
+    if (row < M && col < N) C[row * N + col] = acc[r];
+  }
+}
+
+// The design space: one instantiation of the kernel per point.
+typedef void (*GemmKernel)(const float*, const float*, float*, long long, long long, long long);
+struct PointSpec {
+  int threads, by, tk, co;  // block = (32, by) = threads; K step tk; outputs per thread co
+  long long smem_bytes;
+  GemmKernel kernel;
+};
+
+// Every point fits every CUDA GPU from sm_75 up (at most 512 threads, 12 KiB of shared memory):
+// only the grid can keep a point from launching.
+template <int BY, int TK, int CO>
+PointSpec spec() {
+  static_assert(panelBytes(BY, TK, CO) <= 48 * 1024,
+                "every CUDA GPU gives a block 48 KiB of shared memory without an opt-in");
+  return PointSpec{kTileCols * BY, BY, TK, CO, panelBytes(BY, TK, CO),
+                   &sweepGemmKernel<BY, TK, CO>};
+}
+
+// Design-space order: block threads outer, TK middle, CO inner. The point table and
+// the CSV follow this order; only the ranked table follows the timings.
+const PointSpec kPoints[] = {
+    spec<4, 8, 1>(),   spec<4, 8, 2>(),   spec<4, 8, 4>(),    // 128 threads
+    spec<4, 16, 1>(),  spec<4, 16, 2>(),  spec<4, 16, 4>(),
+    spec<4, 32, 1>(),  spec<4, 32, 2>(),  spec<4, 32, 4>(),
+    spec<8, 8, 1>(),   spec<8, 8, 2>(),   spec<8, 8, 4>(),    // 256 threads
+    spec<8, 16, 1>(),  spec<8, 16, 2>(),  spec<8, 16, 4>(),
+    spec<8, 32, 1>(),  spec<8, 32, 2>(),  spec<8, 32, 4>(),
+    spec<16, 8, 1>(),  spec<16, 8, 2>(),  spec<16, 8, 4>(),   // 512 threads
+    spec<16, 16, 1>(), spec<16, 16, 2>(), spec<16, 16, 4>(),
+    spec<16, 32, 1>(), spec<16, 32, 2>(), spec<16, 32, 4>(),
+};
+constexpr int kPointCount = int(sizeof(kPoints) / sizeof(PointSpec));  // 3 x 3 x 3 = 27
+std::string pointLabel(const PointSpec& p) {
+  return std::to_string(p.threads) + "/" + std::to_string(p.tk) + "/" + std::to_string(p.co);
+}
+
+// =============================================================================
+// Machinery: skip it on a first read. The course toolkit's declarations (definitions at the end).
+// =============================================================================
 // common: cuda_check_decl
 // Every CUDA call goes through CUDA_CHECK, every launch is followed by
 // CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
@@ -161,150 +293,15 @@ std::vector<T> hostVector(long long count, const char* what);
 // end common: gemm_check_decl
 
 // =============================================================================
-// The idea: one kernel, coarsened CO times
-// =============================================================================
-constexpr int kTileCols = 32;  // a block tile is always 32 columns: one per lane
-
-// Shared memory of one point: an A panel of (BY * CO) x TK floats, then a B panel of
-// TK x 32 floats. The host sizes each launch with the same function.
-constexpr long long panelBytes(int by, int tk, int co) {
-  return (1LL * by * co * tk + 1LL * tk * kTileCols) * static_cast<long long>(sizeof(float));
-}
-
-// The inner loop, the one place where coarsening pays: for each kk of the panel, one B
-// value (this thread's column) is read from shared memory once and used for CO
-// multiply-adds, one per output row; the A values are the same for the whole warp (one ty
-// per warp), so shared memory broadcasts them. aRows points at this thread's first A row
-// of the panel (row ty; rows are TK floats), and its other outputs' rows lie BY rows apart
-// each; bCol points at this thread's column of the B panel (rows of 32 floats).
-// Each output is summed in ascending k with fmaf, so every point computes the same bits.
-// solution: coarsened-inner-loop
-template <int BY, int TK, int CO>
-__device__ __forceinline__ void multiplyPanels(const float* aRows, const float* bCol,
-                                               float (&acc)[CO]) {
-#pragma unroll
-  for (int kk = 0; kk < TK; ++kk) {
-    const float b = bCol[kk * kTileCols];
-#pragma unroll
-    for (int r = 0; r < CO; ++r) acc[r] = fmaf(aRows[r * BY * TK + kk], b, acc[r]);
-  }
-}
-// end solution
-
-// C (M x N) = A (M x K) * B (K x N). Block (bx, by) owns the tile of rows by*ROWS ..
-// by*ROWS+ROWS-1 (ROWS = BY*CO) and columns bx*32 .. bx*32+31; thread (tx, ty) computes
-// the CO outputs in column bx*32+tx at rows ty, ty+BY, ..., ty+(CO-1)*BY of the tile.
-// launch assumption: blockDim = (32, BY); gridDim = (ceil(N / 32), ceil(M / ROWS));
-//   panelBytes(BY, TK, CO) bytes of dynamic shared memory (main launches exactly that).
-// memory: per K step a block loads a ROWS x TK panel of A and a TK x 32 panel of B
-//   (zero past the edges, so no thread reads outside A or B) and reuses them from
-//   shared memory: each A value 32 times, each B value ROWS times. C is written once.
-template <int BY, int TK, int CO>
-__global__ void __launch_bounds__(kTileCols * BY)
-    sweepGemmKernel(const float* __restrict__ A, const float* __restrict__ B,
-                    float* __restrict__ C, long long M, long long N, long long K) {
-  static_assert(BY >= 1 && kTileCols * BY <= 1024,
-                "a block is (32, BY): at most 1024 threads, the limit of every CUDA GPU");
-  static_assert(TK >= 1 && TK <= kTileCols && (TK & (TK - 1)) == 0,
-                "TK must be a power of two no larger than 32, so that it divides the block's "
-                "thread count: each thread then loads the same A column at every step");
-  static_assert(CO >= 1 && CO <= 8, "CO accumulators live in registers: past 8 they and the "
-                "unrolled loop crowd out the registers that occupancy needs");
-  constexpr int kThreads = kTileCols * BY, kRows = BY * CO;
-  constexpr int kAPanel = kRows * TK, kBPanel = TK * kTileCols;     // floats
-  constexpr int kALoads = (kAPanel + kThreads - 1) / kThreads;      // per thread, per K step
-  constexpr int kBLoads = (kBPanel + kThreads - 1) / kThreads;
-  constexpr int kARowStep = kThreads / TK;  // panel rows between one thread's A loads
-  extern __shared__ float smem[];
-  float *As = smem, *Bs = smem + kAPanel;  // kRows x TK, then TK x 32, both row-major
-  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kTileCols + tx;
-  const long long row0 = 1LL * blockIdx.y * kRows, col0 = 1LL * blockIdx.x * kTileCols;
-  // What this thread loads never changes with k0: A panel rows aRow, aRow + kARowStep,
-  // ... at column aCol (consecutive threads, consecutive k of one row of A), and B panel
-  // rows ty, ty + BY, ... at column tx (consecutive threads, consecutive columns of B).
-  const int aRow = tid / TK, aCol = tid % TK;
-  const long long aIndex = (row0 + aRow) * K + aCol;  // A(row0 + aRow, aCol)
-  const long long bIndex = ty * N + col0 + tx;        // B(ty, col0 + tx)
-  const bool colInside = col0 + tx < N;
-  const float *aRows = As + ty * TK, *bCol = Bs + tx;  // where this thread's outputs read
-  float acc[CO];
-#pragma unroll
-  for (int r = 0; r < CO; ++r) acc[r] = 0.0f;
-  for (long long k0 = 0; k0 < K; k0 += TK) {
-#pragma unroll
-    for (int s = 0; s < kALoads; ++s) {
-      const int r = aRow + s * kARowStep;
-      if (kAPanel % kThreads == 0 || r < kRows)
-        As[r * TK + aCol] =
-            (row0 + r < M && k0 + aCol < K) ? A[aIndex + s * kARowStep * K + k0] : 0.0f;
-    }
-#pragma unroll
-    for (int s = 0; s < kBLoads; ++s) {
-      const int kk = ty + s * BY;
-      if (kBPanel % kThreads == 0 || kk < TK)
-        Bs[kk * kTileCols + tx] = (colInside && k0 + kk < K) ? B[bIndex + (k0 + s * BY) * N]
-                                                              : 0.0f;
-    }
-    __syncthreads();  // both panels complete; every thread of the block reaches it
-    multiplyPanels<BY, TK, CO>(aRows, bCol, acc);
-    __syncthreads();  // nobody overwrites a panel another thread still reads
-  }
-  // The guard wraps the stores only: threads outside C still loaded and synced.
-#pragma unroll
-  for (int r = 0; r < CO; ++r) {
-    const long long row = row0 + ty + r * BY, col = col0 + tx;
-    if (row < M && col < N) C[row * N + col] = acc[r];
-  }
-}
-
-// The design space: one instantiation of the kernel per point.
-typedef void (*GemmKernel)(const float*, const float*, float*, long long, long long, long long);
-struct PointSpec {
-  int threads, by, tk, co;  // block = (32, by) = threads; K step tk; outputs per thread co
-  long long smem_bytes;
-  GemmKernel kernel;
-};
-
-// Every point fits every CUDA GPU from sm_75 up: at most 512 threads (__launch_bounds__
-// makes the compiler fit its registers to that) and at most 12 KiB of shared memory, under
-// the 48 KiB any block gets without opting in: only the grid can keep a point from launching.
-template <int BY, int TK, int CO>
-PointSpec spec() {
-  static_assert(panelBytes(BY, TK, CO) <= 48 * 1024,
-                "every CUDA GPU gives a block 48 KiB of shared memory without an opt-in");
-  return PointSpec{kTileCols * BY, BY, TK, CO, panelBytes(BY, TK, CO),
-                   &sweepGemmKernel<BY, TK, CO>};
-}
-
-// Design-space order: block threads outer, TK middle, CO inner. The point table and
-// the CSV follow this order; only the ranked table follows the timings.
-const PointSpec kPoints[] = {
-    spec<4, 8, 1>(),   spec<4, 8, 2>(),   spec<4, 8, 4>(),    // 128 threads
-    spec<4, 16, 1>(),  spec<4, 16, 2>(),  spec<4, 16, 4>(),
-    spec<4, 32, 1>(),  spec<4, 32, 2>(),  spec<4, 32, 4>(),
-    spec<8, 8, 1>(),   spec<8, 8, 2>(),   spec<8, 8, 4>(),    // 256 threads
-    spec<8, 16, 1>(),  spec<8, 16, 2>(),  spec<8, 16, 4>(),
-    spec<8, 32, 1>(),  spec<8, 32, 2>(),  spec<8, 32, 4>(),
-    spec<16, 8, 1>(),  spec<16, 8, 2>(),  spec<16, 8, 4>(),   // 512 threads
-    spec<16, 16, 1>(), spec<16, 16, 2>(), spec<16, 16, 4>(),
-    spec<16, 32, 1>(), spec<16, 32, 2>(), spec<16, 32, 4>(),
-};
-constexpr int kPointCount = int(sizeof(kPoints) / sizeof(PointSpec));  // 3 x 3 x 3 = 27
-std::string pointLabel(const PointSpec& p) {
-  return std::to_string(p.threads) + "/" + std::to_string(p.tk) + "/" + std::to_string(p.co);
-}
-
-// =============================================================================
 // The experiment: the command line, and what one run may cost
 // =============================================================================
 constexpr long long kDefaultDim = 1024, kMaxDim = 1LL << 24;
 constexpr int kDefaultIters = 20, kMaxIters = 10000, kWarmups = 3;
 constexpr int kUntimed = kWarmups + 1;  // launches per point beside the timed ones
-// A launch does 2*M*N*K FLOP spread over the GPU, and each of its blocks walks K in
-// ceil(K / TK) steps one after another (a global load and two barriers, up to a microsecond
-// each) that no hardware overlaps; then the CPU checks M*N elements per point. 2^45 FLOP take
-// 35 s at 1 TFLOP/s (a T4's order for this kernel), 2^24 steps up to 17 s, 2^30 checks about
-// 10 s: past any of them (or 4 GiB of host memory) the command line is refused.
+// A launch does 2*M*N*K FLOP, and each of its blocks walks K in ceil(K / TK) steps one after
+// another (a global load and two barriers each) that no hardware overlaps; then the CPU checks
+// M*N elements per point. Past 2^45 FLOP, 2^24 steps, 2^30 checks or 4 GiB of host memory the
+// command line is refused.
 static_assert(kMaxDim * kMaxDim < (1LL << 62) / 16 && kMaxDim / kTileCols < 2147483647LL,
               "every count fits in int64, and grid.x = ceil(N / 32) in every GPU's 2^31 - 1");
 struct Options {
@@ -322,9 +319,9 @@ std::string usageText() {
       "  -iters I          timed launches per point, in [1, %d] (default %d), after %d\n"
       "                    warm-ups and one checked launch\n"
       "  -csv              CSV on stdout (one row per point); everything else on stderr\n"
-      "Work caps (each worth seconds to half a minute on a small GPU): 2^45 FLOP (27 x\n"
-      "(I + %d) launches x 2*M*N*K), 2^24 dependent K steps (the same launches x ceil(K / TK)),\n"
-      "2^30 elements checked on the CPU (27 x M x N); and 4 GiB of host memory.\n"
+      "Work caps: 2^45 FLOP (27 x (I + %d) launches x 2*M*N*K), 2^24 dependent K steps\n"
+      "(the same launches x ceil(K / TK)), 2^30 elements checked on the CPU (27 x M x N),\n"
+      "and 4 GiB of host memory.\n"
       "Exit status: 0 all launched points passed, 1 a check or CUDA call failed, 2 bad\n"
       "usage, 77 no usable GPU.\n",
       kMaxDim, kDefaultDim, kMaxIters, kDefaultIters, kWarmups, kUntimed);
@@ -384,17 +381,12 @@ const char* occupancyLimiter(int blocks, int blocksWithoutSmem, int threadBound,
   return "registers";
 }
 
-
-// The tie rule. Two points overlap when their [min, max] ranges of timed launches share a
-// value: the timer cannot say which is faster. Overlap is not transitive (a may overlap b,
-// and b overlap c, while a beats c), so a tie is a whole chain: sorted by their fastest
-// launch, each point joins the group of the point before it when its min is at most the
-// largest max in that group, else it starts a new group. Groups then never overlap, every
-// point of a group is slower than every point of the groups before it, and rank = 1 + the
-// points in faster groups: overlapping points always share a rank, and two ranks differ
-// only where the timer tells the points apart. Only timed (hence passing) points are
-// ranked; the others get rank 0. The ranges are taken as the CSV prints them (4 decimals of
-// a millisecond), so the CSV alone can be checked against the rule.
+// The tie rule (kTieRule below states it). Two points overlap when the timer cannot say which is
+// faster. Overlap is not transitive (a may overlap b, and b overlap c, while a beats c), so a tie
+// is a whole chain: groups never overlap, every point of a group is slower than every point of the
+// groups before it, and two ranks differ only where the timer tells the points apart. Only timed
+// (hence passing) points are ranked, the others get rank 0; the ranges are taken as the CSV
+// prints them, so the CSV alone can be checked against the rule.
 // snippet: tie-rule
 struct TimeRange { double min_ms, max_ms; bool timed; };
 
@@ -460,12 +452,8 @@ struct Problem {
   const float *dA, *dB; float* dC;
 };
 
-// Inputs: the course's LCG (gemm_check block) from seed 12345, 24 bits per draw, u - 0.5 in
-// [-0.5, 0.5) (exact in float), A then B, row-major. The reference (reference_gemm) sums in
-// double in ascending k. The course's K-scaled tolerance: rtol = max(1e-5, 4 * 2^-23 *
-// sqrt(K)) (independent rounding errors add like a random walk; 4 is headroom over that
-// typical size, not a worst-case bound), atol = rtol * max|ref|; an element fails when !(|got - ref| <= atol +
-// rtol*|ref|), so NaN and infinity fail.
+// Inputs: the course's LCG (gemm_check block) from seed 12345, u - 0.5, exact in float, A then B,
+// row-major; the reference (reference_gemm) in double; the course's K-scaled tolerance.
 Problem makeProblem(const Options& o, std::vector<float>& A, std::vector<float>& B) {
   Lcg g{12345u};
   g.fill(A, 1.0f, -0.5f);
@@ -490,10 +478,8 @@ void measureOccupancy(const PointSpec& p, const cudaDeviceProp& prop, PointResul
   r->occupancy = double(blocks) * p.threads / prop.maxThreadsPerMultiProcessor;
 }
 
-// One launch into C poisoned with NaN (all bits set), so an element this point does not
-// write fails whatever the last point left; every element checked; only then the timed
-// launches, which must reproduce the checked bits (checkThenTime, gemm_check block). A
-// failure is a GATE line on stderr.
+// One launch into C poisoned with NaN, so an element this point does not write fails whatever the
+// last point left; then the timed launches, which must reproduce it (checkThenTime); GATE on failure.
 void runPoint(int index, const PointSpec& p, const Problem& pr, std::vector<float>& got,
               PointResult* r) {
   const Options& o = pr.o;
@@ -544,10 +530,9 @@ void printPointTable(const std::vector<PointResult>& res, double flop) {
   }
 }
 
-// The tie rule, the ranking, fastest median first (groups never overlap, so their medians
-// come in rank order), then the fastest point and the best rank at the highest occupancy.
-// Which point sits where is a measurement, so every line of the ranking starts with
-// [measured]: no recording compares them. With -csv only the rule and the summary, on stderr.
+// The tie rule, the ranking, fastest median first (groups never overlap, so their medians come in
+// rank order), then the fastest point and the best rank at the highest occupancy. Where a point
+// sits is a measurement: [measured] lines. With -csv only the rule and the summary, on stderr.
 void printRanking(const std::vector<PointResult>& res, const std::vector<int>& order,
                   const cudaDeviceProp& prop, double flop, double peak, bool csv) {
   std::FILE* out = csv ? stderr : stdout;
@@ -616,8 +601,7 @@ void printFailures(const std::vector<PointResult>& res, std::FILE* out) {
   if (failed[0] == 0 && failed[1] > 0 && failed[1] == ran[1])
     std::fprintf(out, "Left to write: the coarsened inner loop (multiplyPanels) gets part of each "
                  "thread's outputs wrong. Every point with CO = 1 passes and every point with "
-                 "CO > 1 fails: each thread must produce all CO of its outputs, reading each B "
-                 "value from the panel once for all of them.\n");
+                 "CO > 1 fails: each thread must produce all CO of its outputs.\n");
 }
 
 // =============================================================================
@@ -695,9 +679,7 @@ int main(int argc, char** argv) {
 }
 
 // =============================================================================
-// Course toolkit: the blocks every lesson carries (error checks, timer,
-// command line, reference GEMM, roofline ceilings, the correctness rule).
-// Machinery: skip it on a first read.
+// Course toolkit: the blocks every lesson carries. Machinery: skip it on a first read.
 // =============================================================================
 // common: cuda_check
 // Device 0's properties. No NVIDIA driver loaded, or no GPU listed: exit 77 (skipped);
@@ -840,7 +822,7 @@ void CommandLine::fail(const char* fmt, ...) const {
 // end common: cli
 // common: reference_gemm
 // Reference GEMM: C[i*N+j] = the sum over ascending k, from 0.0 in one double, of
-// double(A[i*K+k]) * double(B[k*N+j]), on the GPU, one thread per element. It is
+// double(A[i*K+k]) * double(B[k*N+j]), on the GPU. It is
 // independent of the kernels it judges: another precision (a float x float product
 // is exact in double, so each add rounds once), no tiling, no shared memory, no split
 // of k; and rows 0, M/2 and M-1, recomputed by a CPU loop, must match bit for bit.
@@ -900,7 +882,7 @@ void referenceGemm(const float* A, const float* B, double* C, int M, int N, int 
 // 8.6 to 12.x, else 0 and no gate (no guess). Cards may boost past nominal
 // clocks: only a figure above kCeilingSlack x its bound fails (GATE, exit 1).
 constexpr int kCeilingThreads = 256, kCeilingUnroll = 4, kCeilingChains = 8;
-constexpr int kCeilingFmaIters = 8192;  // FMAs per chain: about 0.6 ms per launch on an H200
+constexpr int kCeilingFmaIters = 8192;  // FMAs per chain
 constexpr double kCeilingSlack = 1.25;
 
 // launch assumption: gridDim.x * blockDim.x * kCeilingUnroll float4 in each buffer.

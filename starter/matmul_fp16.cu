@@ -18,8 +18,8 @@
 // (builds exercises/matmul_fp16.cu and judges every recorded run). Without a GPU:
 // python3 scripts/suite.py ce-link exercises/matmul_fp16.cu opens it in Compiler Explorer;
 // save the whole output pane to FILE, then python3 scripts/suite.py exercise check
-// matmul_fp16 --pane FILE [--args '...'] (one run per pane; the verdict lists the runs
-// still unjudged).
+// matmul_fp16 --pane FILE (the lesson records one run, with no arguments, so one pane
+// judges it).
 //
 // The build line targets the T4 that Compiler Explorer runs; it also embeds
 // compute_75 PTX, which the driver compiles for any newer card (on an H200 that
@@ -42,7 +42,139 @@
 
 #include <cuda_runtime.h>
 
-// Course toolkit declarations; definitions at the end of the file
+// =============================================================================
+// The tile
+// =============================================================================
+constexpr int kTile = 16;
+constexpr int kThreadsPerBlock = kTile * kTile;
+static_assert(kThreadsPerBlock == 256,
+              "one thread per element of a 16x16 tile: 256 threads, 8 warps");
+static_assert(2 * kTile * kTile * sizeof(float) <= 48 * 1024,
+              "two FP32 tiles (2 KiB) must fit the 48 KiB of static shared "
+              "memory that every CUDA device gives one block");
+
+// =============================================================================
+// The three kernels
+// =============================================================================
+// All three share Day 16's tiling. For each of the ceil(K/16) k-tiles, every
+// thread stages A[row][t*16 + tx] and B[t*16 + ty][col] into 16x16 shared
+// tiles (zero when outside the matrix), a barrier, 16 accumulation steps in
+// ascending p, a barrier. Guards wrap only loads and stores, so every thread
+// reaches every barrier. threadIdx.x indexes the column.
+//
+// launch assumption (all three): blockDim = (16, 16, 1) and
+// grid = (ceil(N/16), ceil(M/16)); launchMatmul() is the only launch path, and
+// requireTileBlock() traps on any other block shape (a trap survives -DNDEBUG,
+// an assert would not), which CUDA_CHECK then reports.
+
+__device__ void requireTileBlock() {
+  if (blockDim.x != kTile || blockDim.y != kTile || blockDim.z != 1) __trap();
+}
+
+// FP32 tiles and an FP32 accumulator: Day 16's kernel, the baseline.
+// memory: per k-tile a block reads one 16x16 tile of A and one of B (1 KiB
+// each); a half-warp reads a 64-byte row segment of B; shared memory 2 KiB.
+// nvcc contracts acc += a * b into one fmaf: each step rounds once.
+__global__ void matmulTiledF32(const float* A, const float* B, float* C, int M,
+                               int N, int K) {
+  requireTileBlock();
+  __shared__ float As[kTile][kTile];
+  __shared__ float Bs[kTile][kTile];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int row = blockIdx.y * kTile + ty;
+  const int col = blockIdx.x * kTile + tx;
+  float acc = 0.0f;
+  for (int t = 0; t < (K + kTile - 1) / kTile; ++t) {
+    const int ak = t * kTile + tx, bk = t * kTile + ty;
+    As[ty][tx] = (row < M && ak < K) ? A[row * K + ak] : 0.0f;
+    Bs[ty][tx] = (bk < K && col < N) ? B[bk * N + col] : 0.0f;
+    __syncthreads();
+    for (int p = 0; p < kTile; ++p) acc += As[ty][p] * Bs[p][tx];
+    __syncthreads();
+  }
+  if (row < M && col < N) C[row * N + col] = acc;
+}
+
+// Changes one thing from matmulTiledF32: the inputs are stored as half. Each
+// element is widened to float at use and summed in a float accumulator. A
+// half x half product is exact in float (11 + 11 significand bits <= 24), so
+// the only new error is the rounding of the stored inputs.
+// memory: the same tiles at half the bytes: a half-warp reads a 32-byte row
+// segment of B instead of 64, and the two tiles take 1 KiB of shared memory.
+// The widening costs instructions: two conversions per multiply-add in the PTX.
+__global__ void matmulF16StoreF32Acc(const __half* A, const __half* B, float* C,
+                                     int M, int N, int K) {
+  requireTileBlock();
+  // snippet: half-kernel
+  // exercise: f16-store-f32-acc
+  // TODO: matmulTiledF32's job on the half inputs, in the same 16x16 tiles
+  // and the same order of k, with a float running sum. Decide where each
+  // half becomes a float, and make sure no step rounds more often than
+  // matmulTiledF32's does.
+  // Done when the run (./matmul_fp16, the only recorded run) prints no GATE
+  // line naming this kernel: its FP16 gate, the tight check and the exact
+  // check hold in all four cases, from 100x100x100 (it reaches every guard)
+  // up to 2048x2048x2048.
+  // end exercise
+  // end snippet
+}
+
+// Changes one thing from matmulF16StoreF32Acc: the accumulator is a half,
+// updated by a fused half multiply-add that rounds the running sum to 11
+// significant bits at every one of the K steps; it becomes a float only when
+// written out. A measured counterexample, not a pattern to copy: no snippet
+// quotes it.
+// Why its error grows with K: half values between 8 and 16 lie 2^-7 = 0.0078
+// apart. Once the running sum is that large, each new term (a product of at
+// most 0.47, most of them far smaller) lands between two representable sums
+// and is rounded to one of them; the longer the dot product, the larger the
+// running sum, the coarser that grid, and the more such roundings pile up.
+// memory: identical to matmulF16StoreF32Acc, so any difference in error
+// between the two belongs to the accumulator.
+__global__ void matmulF16StoreF16Acc(const __half* A, const __half* B, float* C,
+                                     int M, int N, int K) {
+  requireTileBlock();
+  // exercise: f16-store-f16-acc
+  // TODO: the same half tiles, but the running sum itself is a half, k
+  // ascending, written out as a float at the end. Each step must round
+  // exactly once: a*b + sum computed exactly, then rounded to half. Find the
+  // cuda_fp16.h operation that does that (two separate half operations round
+  // twice). Done when the run (./matmul_fp16, the only recorded run) prints
+  // no GATE line naming this kernel: the exact check holds it to that
+  // arithmetic, bit for bit. Then compare its max abs err with the float
+  // accumulator's as K grows.
+  // end exercise
+}
+
+enum KernelId { kF32 = 0, kF16F32 = 1, kF16F16 = 2, kNumKernels = 3 };
+constexpr const char* kKernelNames[kNumKernels] = {
+    "matmulTiledF32", "matmulF16StoreF32Acc", "matmulF16StoreF16Acc"};
+
+struct DeviceBuffers {
+  float* a = nullptr;  // FP32 inputs
+  float* b = nullptr;
+  __half* ah = nullptr;  // the same inputs rounded to half on the host
+  __half* bh = nullptr;
+  float* out[kNumKernels] = {};  // one output per kernel, all kept to the end
+};
+
+// The only launch path (see "launch assumption" above). Square cases.
+void launchMatmul(int kernel, const DeviceBuffers& d, int n) {
+  const dim3 block(kTile, kTile);
+  const dim3 grid((n + kTile - 1) / kTile, (n + kTile - 1) / kTile);
+  if (kernel == kF32) {
+    matmulTiledF32<<<grid, block>>>(d.a, d.b, d.out[kF32], n, n, n);
+  } else if (kernel == kF16F32) {
+    matmulF16StoreF32Acc<<<grid, block>>>(d.ah, d.bh, d.out[kF16F32], n, n, n);
+  } else {
+    matmulF16StoreF16Acc<<<grid, block>>>(d.ah, d.bh, d.out[kF16F16], n, n, n);
+  }
+}
+
+// =============================================================================
+// Machinery: skip it on a first read. The course toolkit's declarations; their
+// definitions are in the machinery band at the end of the file.
+// =============================================================================
 // common: cuda_check_decl
 // Every CUDA call goes through CUDA_CHECK, every launch is followed by
 // CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
@@ -128,16 +260,8 @@ std::vector<T> hostVector(long long count, const char* what);
 // end common: gemm_check_decl
 
 // =============================================================================
-// Constants
+// Constants of the experiment: cases, inputs, tolerances, timing
 // =============================================================================
-constexpr int kTile = 16;
-constexpr int kThreadsPerBlock = kTile * kTile;
-static_assert(kThreadsPerBlock == 256,
-              "one thread per element of a 16x16 tile: 256 threads, 8 warps");
-static_assert(2 * kTile * kTile * sizeof(float) <= 48 * 1024,
-              "two FP32 tiles (2 KiB) must fit the 48 KiB of static shared "
-              "memory that every CUDA device gives one block");
-
 // Square cases M = N = K, in one allocation per buffer sized for the largest.
 constexpr int kNumCases = 4;
 constexpr int kCases[kNumCases] = {100, 256, 1024, 2048};
@@ -151,9 +275,6 @@ static_assert(kCases[0] % kTile != 0,
               "is reached: a k guard that admits one element too many reads the "
               "NaN past an input's end, a store guard that does writes past the "
               "output's end, and either fails a gate");
-static_assert(kCases[1] % kTile == 0 && kCases[2] % kTile == 0 && kCases[3] % kTile == 0,
-              "the timed cases are whole tiles, so the three kernels are "
-              "compared on full tiles");
 static_assert(static_cast<long long>(kMaxN) * kMaxN <= 2147483647LL,
               "the kernels index with int: kMaxN^2 must fit in 31 bits");
 
@@ -188,10 +309,6 @@ constexpr int kMantissaF16 = 10;
 // launches; the median and the spread (min, max) are printed.
 constexpr int kWarmups = 3;
 constexpr int kTimedRuns = 20;
-static_assert(kTimedRuns >= 10,
-              "a median of fewer than 10 samples is at the mercy of one clock "
-              "change, and the small cases' launches are short, near launch "
-              "overhead");
 
 // Every device buffer is filled with 0xFF bytes (kPoisonByte, gemm_check
 // block) before a case: as a float or a
@@ -205,125 +322,6 @@ constexpr std::uint32_t kPoisonBits = 0xFFFFFFFFu;
 // (see HostBuffers): Compiler Explorer allows a few hundred MiB, and the CUDA
 // runtime itself takes a good part of that.
 constexpr long long kChunkElems = 1 << 18;
-
-// =============================================================================
-// The three kernels
-// =============================================================================
-// All three share Day 16's tiling. For each of the ceil(K/16) k-tiles, every
-// thread stages A[row][t*16 + tx] and B[t*16 + ty][col] into 16x16 shared
-// tiles (zero when outside the matrix), a barrier, 16 accumulation steps in
-// ascending p, a barrier. Guards wrap only loads and stores, so every thread
-// reaches every barrier. threadIdx.x indexes the column.
-//
-// launch assumption (all three): blockDim = (16, 16, 1) and
-// grid = (ceil(N/16), ceil(M/16)); launchMatmul() is the only launch path, and
-// requireTileBlock() traps on any other block shape (a trap survives -DNDEBUG,
-// an assert would not), which CUDA_CHECK then reports.
-
-__device__ void requireTileBlock() {
-  if (blockDim.x != kTile || blockDim.y != kTile || blockDim.z != 1) __trap();
-}
-
-// FP32 tiles and an FP32 accumulator: Day 16's kernel, the baseline.
-// memory: per k-tile a block reads one 16x16 tile of A and one of B (1 KiB
-// each); a half-warp reads a 64-byte row segment of B; shared memory 2 KiB.
-// nvcc contracts acc += a * b into one fmaf: each step rounds once.
-__global__ void matmulTiledF32(const float* A, const float* B, float* C, int M,
-                               int N, int K) {
-  requireTileBlock();
-  __shared__ float As[kTile][kTile];
-  __shared__ float Bs[kTile][kTile];
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const int row = blockIdx.y * kTile + ty;
-  const int col = blockIdx.x * kTile + tx;
-  float acc = 0.0f;
-  for (int t = 0; t < (K + kTile - 1) / kTile; ++t) {
-    const int ak = t * kTile + tx, bk = t * kTile + ty;
-    As[ty][tx] = (row < M && ak < K) ? A[row * K + ak] : 0.0f;
-    Bs[ty][tx] = (bk < K && col < N) ? B[bk * N + col] : 0.0f;
-    __syncthreads();
-    for (int p = 0; p < kTile; ++p) acc += As[ty][p] * Bs[p][tx];
-    __syncthreads();
-  }
-  if (row < M && col < N) C[row * N + col] = acc;
-}
-
-// Changes one thing from matmulTiledF32: the inputs are stored as half. Each
-// element is widened to float at use and summed in a float accumulator. A
-// half x half product is exact in float (11 + 11 significand bits <= 24), so
-// the only new error is the rounding of the stored inputs.
-// memory: the same tiles at half the bytes: a half-warp reads a 32-byte row
-// segment of B instead of 64, and the two tiles take 1 KiB of shared memory.
-// That halved traffic is the only speedup this kernel can have; the widening
-// costs instructions (two conversions per multiply-add in the PTX).
-__global__ void matmulF16StoreF32Acc(const __half* A, const __half* B, float* C,
-                                     int M, int N, int K) {
-  requireTileBlock();
-  // snippet: half-kernel
-  // exercise: f16-store-f32-acc
-  // TODO: matmulTiledF32's job on the half inputs, in the same 16x16 tiles
-  // and the same order of k, with a float running sum. Decide where each
-  // half becomes a float, and make sure no step rounds more often than
-  // matmulTiledF32's does (is a half x half product exact in float?).
-  // Done when the run (./matmul_fp16, the only recorded run) prints no GATE
-  // line naming this kernel: its FP16 gate, the tight check and the exact
-  // check hold in all four cases, from 100x100x100 (it reaches every guard)
-  // up to 2048x2048x2048.
-  // end exercise
-  // end snippet
-}
-
-// Changes one thing from matmulF16StoreF32Acc: the accumulator is a half,
-// updated by a fused half multiply-add that rounds the running sum to 11
-// significant bits at every one of the K steps; it becomes a float only when
-// written out. A measured counterexample, not a pattern to copy: no snippet
-// quotes it.
-// Why its error grows with K: half values between 8 and 16 lie 2^-7 = 0.0078
-// apart. Once the running sum is that large, each new term (a product of at
-// most 0.47, most of them far smaller) lands between two representable sums
-// and is rounded to one of them; the longer the dot product, the larger the
-// running sum, the coarser that grid, and the more such roundings pile up.
-// memory: identical to matmulF16StoreF32Acc, so any difference in error
-// between the two belongs to the accumulator.
-__global__ void matmulF16StoreF16Acc(const __half* A, const __half* B, float* C,
-                                     int M, int N, int K) {
-  requireTileBlock();
-  // exercise: f16-store-f16-acc
-  // TODO: the same half tiles, but the running sum itself is a half, k
-  // ascending, written out as a float at the end. Each step must round
-  // exactly once: a*b + sum computed exactly, then rounded to half. Find the
-  // cuda_fp16.h operation that does that (two separate half operations round
-  // twice). Done when the run (./matmul_fp16, the only recorded run) prints
-  // no GATE line naming this kernel: the exact check holds it to that
-  // arithmetic, bit for bit. Then compare its max abs err with the float
-  // accumulator's as K grows.
-  // end exercise
-}
-
-enum KernelId { kF32 = 0, kF16F32 = 1, kF16F16 = 2, kNumKernels = 3 };
-constexpr const char* kKernelNames[kNumKernels] = {
-    "matmulTiledF32", "matmulF16StoreF32Acc", "matmulF16StoreF16Acc"};
-
-struct DeviceBuffers {
-  float* a = nullptr;  // FP32 inputs
-  float* b = nullptr;
-  __half* ah = nullptr;  // the same inputs rounded to half on the host
-  __half* bh = nullptr;
-  float* out[kNumKernels] = {};  // one output per kernel, all kept to the end
-};
-
-// The only launch path (see "launch assumption" above). Square cases.
-void launchMatmul(int kernel, const DeviceBuffers& d, int n) {
-  const dim3 block(kTile, kTile);
-  const dim3 grid((n + kTile - 1) / kTile, (n + kTile - 1) / kTile);
-  if (kernel == kF32) {
-    matmulTiledF32<<<grid, block>>>(d.a, d.b, d.out[kF32], n, n, n);
-  } else if (kernel == kF16F32) {
-    matmulF16StoreF32Acc<<<grid, block>>>(d.ah, d.bh, d.out[kF16F32], n, n, n);
-  } else {
-    matmulF16StoreF16Acc<<<grid, block>>>(d.ah, d.bh, d.out[kF16F16], n, n, n);
-  }
-}
 
 // =============================================================================
 // Inputs
@@ -561,19 +559,12 @@ constexpr FormatFloor kFormatFloors[] = {
     {"FP8", 89},
 };
 
-// FP4 is not a plain floor: datacenter Blackwell (CC 10.x, and 11.x) reaches it
-// through tcgen05, GeForce/workstation Blackwell (CC 12.x) through block-scaled
-// mma.sync, and both only from an arch-specific build (sm_100a, sm_120a, ...),
-// not from this file's sm_75 PTX.
-std::string fp4Support(int major, int minor) {
-  char buf[64];
-  if (major >= 10 && major <= 12) {
-    std::snprintf(buf, sizeof buf, "yes (%s, sm_%d%da builds only)",
-                  major == 12 ? "block-scaled mma" : "tcgen05", major, minor);
-  } else {
-    std::snprintf(buf, sizeof buf, "%s", major < 10 ? "no" : "unknown to this program");
-  }
-  return buf;
+// FP4 is not a plain floor: Blackwell (CC 10.x to 12.x) has FP4 tensor-core
+// instructions, but only a build for Blackwell itself can use them, never this
+// file's sm_75 build.
+std::string fp4Support(int major) {
+  if (major >= 10 && major <= 12) return "yes (not from an sm_75 build)";
+  return major < 10 ? "no" : "unknown to this program";
 }
 
 // One [device] line: what the card could take, not what this program uses.
@@ -582,7 +573,7 @@ void printFormatSupport(int major, int minor) {
               "none):", major, minor);
   for (const FormatFloor& f : kFormatFloors)
     std::printf(" %s %s,", f.label, 10 * major + minor >= f.floor ? "yes" : "no");
-  std::printf(" FP4 %s\n", fp4Support(major, minor).c_str());
+  std::printf(" FP4 %s\n", fp4Support(major).c_str());
 }
 // end snippet
 
@@ -641,11 +632,8 @@ void printConversionDemos() {
 // The experiment: one case
 // =============================================================================
 // No cuBLAS row: the Build line links no library, so the file pastes into
-// Compiler Explorer unchanged. cuBLAS SGEMM, with its default math mode, runs
-// FP32 on the CUDA cores, as these kernels do, and is faster than this tiled
-// kernel; the course's gemm_ladder measures how far register blocking on CUDA
-// cores closes that gap, against cuBLAS on the same GPU. Tensor cores (Day 72)
-// are another path: they compute in narrower formats than FP32.
+// Compiler Explorer unchanged. The course's cuBLAS anchor, a program of its own
+// that verify runs beside gemm_ladder, times cuBLAS SGEMM on the same GPU.
 
 struct KernelRow {
   GateResult gate;
@@ -770,10 +758,9 @@ bool runCase(int n, const DeviceBuffers& d, HostBuffers& h) {
 // =============================================================================
 // main
 // =============================================================================
-// The lesson takes no argument. One option exists for compute-sanitizer, whose
-// instrumented kernels run hundreds of times slower: --cases N runs only the
-// first N cases (the Sanitize: line runs the 100 case, which reaches every
-// guard). Anything else: exit 2.
+// The lesson takes no argument. One option exists for compute-sanitizer:
+// --cases N runs only the first N cases (the Sanitize: line runs the 100 case,
+// which reaches every guard). Anything else: exit 2.
 int casesToRun(int argc, char** argv) {
   if (argc == 1) return kNumCases;
   if (argc == 3 && std::strcmp(argv[1], "--cases") == 0 && argv[2][0] >= '1' &&
@@ -894,7 +881,7 @@ TimingStats timeKernel(Launch launch, int warmups, int samples) {
 // end common: timer
 // common: reference_gemm
 // Reference GEMM: C[i*N+j] = the sum over ascending k, from 0.0 in one double, of
-// double(A[i*K+k]) * double(B[k*N+j]), on the GPU, one thread per element. It is
+// double(A[i*K+k]) * double(B[k*N+j]), on the GPU. It is
 // independent of the kernels it judges: another precision (a float x float product
 // is exact in double, so each add rounds once), no tiling, no shared memory, no split
 // of k; and rows 0, M/2 and M-1, recomputed by a CPU loop, must match bit for bit.

@@ -27,8 +27,7 @@
 // whole output pane to FILE, then (one run per pane; the verdict lists the runs still unjudged):
 //   python3 scripts/suite.py exercise check project_template --pane FILE [--args '...']
 //
-// sm_75 is the course's T4 (and Compiler Explorer's card); a newer GPU runs
-// the PTX it embeds. ./project_template -h lists the options.
+// sm_75 is the course's T4; a newer GPU runs the PTX it embeds. -h lists the options.
 
 #include <algorithm>
 #include <cctype>
@@ -47,7 +46,89 @@
 
 #include <cuda_runtime.h>
 
-// Course toolkit declarations; definitions at the end of the file
+// =============================================================================
+// Constants
+// =============================================================================
+constexpr long long kDefaultDim = 1024;   // M = N = K by default
+constexpr long long kMaxDim = 1LL << 24;  // per size; see the first static_assert
+constexpr int kDefaultTile = 16;
+constexpr int kMaxTile = 64;              // a 64 x 64 B panel is 16 KiB
+constexpr int kDefaultBlockThreads = 256;
+constexpr int kMaxBlockThreads = 1024;    // CUDA's limit; the kernel's own is checked too
+constexpr int kDefaultIters = 20;
+constexpr int kMaxIters = 10000;          // one event per sample
+constexpr int kWarmups = 3;               // lazy module loading, clocks ramping up
+constexpr double kMaxTol = 1.0;           // a tolerance of 100% of the value checks little
+constexpr long long kMaxHostBytes = 4LL << 30;  // host buffers; see hostBytes
+constexpr uint32_t kSeed = 20250612u;     // the same inputs, so the same digits, every run
+
+static_assert(24 * kMaxDim * kMaxDim < (1LL << 62),
+              "every element count (M*K <= 2^48) and byte count (at most 24 bytes per "
+              "element) fits in int64: no size product in this file can overflow");
+static_assert((kMaxBlockThreads + kMaxTile * kMaxTile) * sizeof(float) <= 48 * 1024,
+              "the largest panels (bs + T*T floats, 20 KiB) fit the 48 KiB of static "
+              "shared memory every CUDA GPU gives a block");
+static_assert(kDefaultBlockThreads % kDefaultTile == 0,
+              "the default block must hold whole rows of the default tile");
+
+// =============================================================================
+// The tiled kernel
+// =============================================================================
+// C (M x N) = A (M x K) * B (K x N). Block (bx, by) owns rows by*R .. by*R+R-1
+// and columns bx*T .. bx*T+T-1; each thread computes one element of C.
+// Untiled, every multiply-add loads its own A and B element: 8 bytes for 2
+// FLOP, an arithmetic intensity (AI) of 0.25 FLOP/B. Tiled, per K step of T
+// the block loads an R x T panel of A and a T x T panel of B into shared
+// memory once, and every thread reads its row and column from there: each A
+// value serves T threads and each B value R threads, so the modelled AI rises
+// to 2 / (4 (1/T + 1/R)) = 4 FLOP/B at T = R = 16.
+// launch assumption: blockDim = (T, R) with T = -tile <= kMaxTile, R = -bs / T
+//   and R*T <= kMaxBlockThreads; gridDim = (ceil(N / T), ceil(M / R)). T and R
+//   are read from blockDim, so the kernel and the launch cannot disagree.
+// memory: the panels are static arrays sized for the largest legal block and
+//   tile (20 KiB); a launch uses the first R*T and T*T floats. main reads their
+//   size back from the compiled kernel (the tiling gate). C is written once.
+// T and R are run-time values so that one binary serves every -tile and -bs.
+// The price: an inner loop the compiler cannot fully unroll, index arithmetic
+// on run-time values, and panels sized for the largest launch, which cost
+// resident blocks where shared memory is small (a T4 holds 3 of these, not 4).
+// Tiling changes where the operands come from, not the arithmetic: each
+// thread adds its K products in ascending k, one fmaf each, as the untiled
+// loop does (the same result to the bit), and every multiply-add still loads
+// two operands, now from shared memory (its roof: placeOnSmemRoof).
+// exercise: tiled-kernel
+// Yours to write: the body of gemmTiledKernel. Goal: per K step the block
+// stages its R x T panel of A and the T x T panel of B in shared memory once,
+// and every thread takes its operands from there, not from global memory.
+// You decide how the block's threads share out the panel loads (there may be
+// fewer rows of threads than rows of B's panel), what goes where a panel
+// reaches past the edge of A or B, and where the block must wait. Static
+// __shared__ arrays: the tiling gate reads their size back from the compiled
+// kernel, so size them for the largest legal launch (the -tile 32 -bs 256 run
+// checks one large one). Until then an untiled body stands in: the check
+// passes, the gate reports no shared memory, exit 1.
+// Done when: exercise check passes at every recorded run (the header's Run
+// lines: the default, 1 x 1 x 1, 1025 x 1023 x 1000, K = 0, a bad -m, and
+// -tile 32 -bs 256, where a block has 8 rows of threads for 32 rows of B's
+// panel): the lesson's exit code (0; 2 for the bad -m) and its check lines
+// digit for digit (each thread still adds its products in ascending k, one
+// fmaf each), and, where compute-sanitizer is present, exercise check runs
+// memcheck and racecheck: a pasted pane cannot show a race.
+__global__ void gemmTiledKernel(const float* __restrict__ A, const float* __restrict__ B,
+                                float* __restrict__ C, long long M, long long N, long long K) {
+  const long long row = static_cast<long long>(blockIdx.y) * blockDim.y + threadIdx.y;
+  const long long col = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (row >= M || col >= N) return;  // no barrier below: an early return is safe
+  float acc = 0.0f;
+  for (long long k = 0; k < K; ++k) acc = fmaf(A[row * K + k], B[k * N + col], acc);
+  C[row * N + col] = acc;
+}
+// end exercise
+
+// =============================================================================
+// Machinery: skip it on a first read. The course toolkit's declarations; their
+// definitions are in the machinery band at the end of the file.
+// =============================================================================
 // common: cuda_check_decl
 // Every CUDA call goes through CUDA_CHECK, every launch is followed by
 // CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
@@ -187,96 +268,10 @@ std::vector<T> hostVector(long long count, const char* what);
 // end common: gemm_check_decl
 
 // =============================================================================
-// Constants
-// =============================================================================
-constexpr long long kDefaultDim = 1024;   // M = N = K by default
-constexpr long long kMaxDim = 1LL << 24;  // per size; see the first static_assert
-constexpr int kDefaultTile = 16;
-constexpr int kMaxTile = 64;              // a 64 x 64 B panel is 16 KiB
-constexpr int kDefaultBlockThreads = 256;
-constexpr int kMaxBlockThreads = 1024;    // CUDA's limit; the kernel's own is checked too
-constexpr int kDefaultIters = 20;
-constexpr int kMaxIters = 10000;          // one event per sample
-constexpr int kWarmups = 3;               // lazy module loading, clocks ramping up
-constexpr double kMaxTol = 1.0;           // a tolerance of 100% of the value checks little
-constexpr long long kMaxHostBytes = 4LL << 30;  // host buffers; see hostBytes
-constexpr uint32_t kSeed = 20250612u;     // the same inputs, so the same digits, every run
-
-static_assert(24 * kMaxDim * kMaxDim < (1LL << 62),
-              "sizes are capped so that every element count (M*K <= 2^48) and every "
-              "byte count below (at most 24 bytes per M*N, M*K or K*N element) fits in "
-              "int64 with room to spare: no size product in this file can overflow");
-static_assert((kMaxBlockThreads + kMaxTile * kMaxTile) * sizeof(float) <= 48 * 1024,
-              "the panels, sized for the largest legal block and tile (bs + T*T floats, "
-              "20 KiB), must fit the 48 KiB of static shared memory every CUDA GPU gives "
-              "a block");
-static_assert(kDefaultBlockThreads % kDefaultTile == 0,
-              "the default block must hold whole rows of the default tile");
-
-// =============================================================================
-// The tiled kernel
-// =============================================================================
-// C (M x N) = A (M x K) * B (K x N). Block (bx, by) owns rows by*R .. by*R+R-1
-// and columns bx*T .. bx*T+T-1; each thread computes one element of C.
-// Untiled, every multiply-add loads its own A and B element: 8 bytes for 2
-// FLOP, an arithmetic intensity (AI) of 0.25 FLOP/B. Tiled, per K step of T
-// the block loads an R x T panel of A and a T x T panel of B into shared
-// memory once, and every thread reads its row and column from there: each A
-// value serves T threads and each B value R threads, so the modelled AI rises
-// to 2 / (4 (1/T + 1/R)) = 4 FLOP/B at T = R = 16.
-// launch assumption: blockDim = (T, R) with T = -tile <= kMaxTile, R = -bs / T
-//   and R*T <= kMaxBlockThreads; gridDim = (ceil(N / T), ceil(M / R)). T and R
-//   are read from blockDim, so the kernel and the launch cannot disagree.
-// memory: the panels are static arrays sized for the largest legal block and
-//   tile (20 KiB); a launch uses the first R*T and T*T floats. main reads their
-//   size back from the compiled kernel (the tiling gate). C is written once.
-// T and R are run-time values so that one binary serves every -tile and -bs.
-// The price: an inner loop the compiler cannot fully unroll, index arithmetic
-// on run-time values, and panels sized for the largest launch, which cost
-// resident blocks where shared memory is small (a T4 holds 3 of these, not 4).
-// Each thread adds its K products in ascending k, one fmaf each, as the
-// untiled loop does: tiling changes where the operands come from, not the
-// arithmetic, so the result is the same to the bit.
-// What tiling does not change: every multiply-add still loads its two
-// operands, now from shared memory, 8 bytes for 2 FLOP. Shared memory hands
-// out at most 32 banks x 4 bytes per clock per SM, the operands of 16
-// multiply-adds, against 128 FP32 lanes per SM (64 on cc 7.x and 8.0): a roof
-// at 1/8 (1/4) of the FP32 bound. The program prints it beside the DRAM and
-// FP32 roofs, and which of the three binds.
-// exercise: tiled-kernel
-// Yours to write: the body of gemmTiledKernel. Goal: per K step the block
-// stages its R x T panel of A and the T x T panel of B in shared memory once,
-// and every thread takes its operands from there, not from global memory.
-// You decide how the block's threads share out the panel loads (there may be
-// fewer rows of threads than rows of B's panel), what goes where a panel
-// reaches past the edge of A or B, and where the block must wait. Static
-// __shared__ arrays: the tiling gate reads their size back from the compiled
-// kernel, so size them for the largest legal launch. Until then an untiled
-// body stands in: the check passes, the gate reports no shared memory, exit 1.
-// Done when: exercise check passes at every recorded run (the header's Run
-// lines: the default, 1 x 1 x 1, 1025 x 1023 x 1000, K = 0, a bad -m, and
-// -tile 32 -bs 256, where a block has 8 rows of threads for 32 rows of B's
-// panel): exit 0 and the lesson's check lines digit for digit (each thread
-// still adds its products in ascending k, one fmaf each). A missing barrier
-// may pass a run by luck and a pasted pane cannot show a race: on a GPU,
-// compute-sanitizer --tool racecheck must report no hazard.
-__global__ void gemmTiledKernel(const float* __restrict__ A, const float* __restrict__ B,
-                                float* __restrict__ C, long long M, long long N, long long K) {
-  const long long row = static_cast<long long>(blockIdx.y) * blockDim.y + threadIdx.y;
-  const long long col = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (row >= M || col >= N) return;  // no barrier below: an early return is safe
-  float acc = 0.0f;
-  for (long long k = 0; k < K; ++k) acc = fmaf(A[row * K + k], B[k * N + col], acc);
-  C[row * N + col] = acc;
-}
-// end exercise
-
-// =============================================================================
 // Inputs
 // =============================================================================
-// The course's LCG (gemm_check block), 24 bits per draw, values 2u - 1 in [-1, 1)
-// (exact in float). A is filled first in row-major order, then B continues from
-// the same state.
+// The course's LCG (gemm_check block), values 2u - 1 in [-1, 1), exact in float;
+// A is filled first in row-major order, then B continues from the same state.
 void fillInputs(std::vector<float>& A, std::vector<float>& B) {
   Lcg g{kSeed};
   g.fill(A, 2.0f, -1.0f);
@@ -318,8 +313,7 @@ std::string usageText() {
   return buf;
 }
 
-// Host memory for A, B, the double reference and the checked copy of C (after
-// timing, C is compared with it 1 MiB at a time: checkThenTime).
+// Host memory for A, B, the double reference and the checked copy of C.
 long long hostBytes(const Options& o) {
   return 4 * (o.m * o.k + o.k * o.n) + (8 + 4) * o.m * o.n;
 }
@@ -373,9 +367,8 @@ DeviceLimits readLimits(const cudaDeviceProp& prop, const cudaFuncAttributes& fa
                       prop.maxGridSize[0], prop.maxGridSize[1]};
 }
 
-// Why the launch cannot run on this device, or "" when it can. The grid.x
-// rule cannot fire on a current GPU (grid.x <= 2^24 < 2^31 - 1); it is kept
-// because it is read from the device, and a device with a smaller limit would trip it.
+// Why the launch cannot run on this device, or "" when it can (the grid.x
+// rule cannot fire on a current GPU: grid.x <= 2^24 < 2^31 - 1).
 std::string launchProblem(const Options& o, const Geometry& g, const DeviceLimits& lim) {
   char buf[320] = "";
   if (o.bs > lim.kernel_threads)
@@ -389,7 +382,7 @@ std::string launchProblem(const Options& o, const Geometry& g, const DeviceLimit
   else if (g.grid_y > lim.grid_y)
     std::snprintf(buf, sizeof buf,
                   "-m %lld: grid.y = ceil(M / %d) = %lld blocks exceeds this device's limit "
-                  "of %lld (raise -bs / -tile)",
+                  "of %lld (raise -bs or lower -tile)",
                   o.m, g.rows, g.grid_y, lim.grid_y);
   else if (g.grid_x > lim.grid_x)
     std::snprintf(buf, sizeof buf,
@@ -399,10 +392,8 @@ std::string launchProblem(const Options& o, const Geometry& g, const DeviceLimit
   return buf;
 }
 
-// Device memory at the peak, during the reference: A and B in float and C in
-// double (8 bytes an element); the GEMM then holds A, B and C in float, less.
-// An empty A or B (K = 0) still gets one element, so every pointer is a real
-// allocation. The ceilings are measured after the GEMM's buffers are freed.
+// Device memory at the peak, during the reference (C in double); an empty A
+// or B (K = 0) still gets one element, so every pointer is a real allocation.
 long long deviceBytes(const Options& o) {
   return 4 * (std::max(o.m * o.k, 1LL) + std::max(o.k * o.n, 1LL)) + 8 * o.m * o.n;
 }
@@ -410,13 +401,10 @@ long long deviceBytes(const Options& o) {
 // =============================================================================
 // Gates on the result: the check, and the tiling gate
 // =============================================================================
-// The course's check (gemm_check block): every element against the reference,
-// |got - ref| <= atol + rtol*|ref|, NaN and infinity failing. The tolerance is
-// K-scaled, rtol = max(1e-5, 4 * 2^-23 * sqrt(K)) (rounding errors grow like
-// sqrt(K)) and atol = rtol * max|ref|, unless -rtol or -atol replaces it; the
-// line says which, so a loosened tolerance changes the output. The score
-// |got - ref| / (atol + rtol*|ref|) says how close the worst element came
-// (1 = at the limit); unlike d / |ref| it stays meaningful where ref is near 0.
+// The course's check (gemm_check block). The line says where each tolerance
+// came from, so a loosened one changes the output. The score |got - ref| /
+// (atol + rtol*|ref|) is 1 at the limit and, unlike d / |ref|, stays
+// meaningful where ref is near 0.
 void printCheck(const GemmCheck& r, const Options& o, const Tolerance& tol) {
   if (r.failures == 0)
     std::printf("Check: PASS, all %lld elements within", r.checked);
@@ -463,13 +451,14 @@ double compulsoryBytes(const Options& o) {
                 static_cast<double>(o.m) * o.n);
 }
 
-// Modelled traffic of this kernel: every in-bounds load it issues, as if no
-// cache served any of them (A once per block column, B once per block row),
-// plus the C write. Untiled (one block column per column) it would be
+// Modelled traffic of the kernel: every in-bounds load it issues, as if no
+// cache served any, plus the C write. Tiled (smemLoads > 0): A once per block
+// column, B once per block row. Untiled: A once per column, B once per row,
 // 8 bytes per multiply-add.
-double modelledBytes(const Options& o, const Geometry& g) {
-  return 4.0 * (static_cast<double>(o.m) * o.k * g.grid_x +
-                static_cast<double>(o.k) * o.n * g.grid_y + static_cast<double>(o.m) * o.n);
+double modelledBytes(const Options& o, const Geometry& g, double smemLoads) {
+  const double gx = smemLoads > 0.0 ? g.grid_x : o.n, gy = smemLoads > 0.0 ? g.grid_y : o.m;
+  return 4.0 * (static_cast<double>(o.m) * o.k * gx + static_cast<double>(o.k) * o.n * gy +
+                static_cast<double>(o.m) * o.n);
 }
 
 // GFLOP/s at a time in ms; -1 (printed as n/a) if the events read 0 ms.
@@ -487,9 +476,8 @@ void printBytes(double bytes) {
 
 // snippet: roofline
 // One point on the roofline for one model of the traffic: AI = FLOP / bytes,
-// the ceiling min(peak, AI x bandwidth), and the median rate as a share of it.
-// A share above 100% means the real traffic was smaller than the model says
-// (caches served part of it).
+// the ceiling min(peak, AI x bandwidth), and the median rate as a share of it
+// (above 100%: caches served part of the modelled traffic).
 void placeOnRoofline(const char* model, double bytes, double flop, double gflops,
                      const Ceilings& c) {
   const double ai = flop / bytes;  // bytes > 0: C is written, and M, N > 0 here
@@ -505,12 +493,10 @@ void placeOnRoofline(const char* model, double bytes, double flop, double gflops
 }
 // end snippet
 
-// The ridge point, peak / bandwidth in FLOP/B: a kernel whose AI lies below it
-// is held back by bandwidth (the sloped roof), above it by arithmetic (the
-// flat roof). The ridge is the device's, so the side is decided with the
-// bounds from its attributes (the same on every run of one GPU model) and
-// printed on a [device] line, with the L2 that decides how much of the
-// traffic reaches DRAM at all.
+// The ridge point, peak / bandwidth in FLOP/B: below it bandwidth holds a
+// kernel back, above it arithmetic. It is the device's, so it comes from the
+// attribute bounds (a [device] line), with the L2 that decides how much of
+// the traffic reaches DRAM at all.
 void printRidge(const Ceilings& c, double flop, double compulsory, double modelled) {
   std::printf("[device] ridge point = FP32 bound / DRAM bound = ");
   if (c.fp32_bound_gflops > 0.0 && c.dram_bound_gbs > 0.0) {
@@ -549,13 +535,12 @@ Geometry planLaunch(const Options& o, const cudaDeviceProp& prop, const cudaFunc
   if (deviceBytes(o) > static_cast<long long>(freeBytes))
     cl.fail("-m, -n, -k: the reference and the GEMM need %.2f GiB of device memory, more than "
             "the %.2f GiB free", deviceBytes(o) / 1073741824.0, freeBytes / 1073741824.0);
-  std::printf("Launch: tile %d, block (%d, %d) = %d threads, grid (%lld, %lld), A and B panels "
-              "of %lld bytes in shared memory\n",
+  std::printf("Launch: tile %d, block (%d, %d) = %d threads, grid (%lld, %lld); its A and B "
+              "panels need %lld bytes of shared memory\n",
               g.tile, g.tile, g.rows, o.bs, g.grid_x, g.grid_y, g.panel_bytes);
   return g;
 }
 
-// The reference, timed on the host clock (it includes the copies and the CPU rows).
 std::vector<double> computeReference(const Options& o, const std::vector<float>& A,
                                      const std::vector<float>& B) {
   std::vector<double> ref = hostVector<double>(o.m * o.n, "the reference C");
@@ -603,49 +588,64 @@ void printTime(const TimingStats& t, double flop) {
   std::printf(" at the best time\n");
 }
 
-// Shared-memory loads per multiply-add of gemmTiledKernel, for every T and R:
-// As[ty*T + kk] and Bs[kk*T + tx], 4 bytes each (a word a warp reads as one
-// broadcast still counts once per thread, as the multiply-add it feeds does).
-constexpr double kSmemLoadsPerFma = 2.0;
+// Shared-memory loads per multiply-add of the compiled kernel: a kernel that
+// holds this launch's panels (the tiling gate holds) is modelled as tiled,
+// As[ty*T + kk] and Bs[kk*T + tx], 4 bytes each (a broadcast counts once per
+// thread, as the multiply-add it feeds does); one that does not, as untiled:
+// every operand from global memory, none from shared memory, no third roof.
+double smemLoadsPerFma(long long declaredBytes, const Geometry& g) {
+  return tilingProblem(declaredBytes, g).empty() ? 2.0 : 0.0;
+}
 
-// The third ceiling: whatever the DRAM traffic, every multiply-add's operands
+// The third ceiling: whatever the DRAM traffic, a tiled kernel's operands
 // come out of shared memory, which delivers so many bytes per second.
-void placeOnSmemRoof(double gflops, const SmemRoof& s) {
-  const double ceiling = smemRoofGflops(s.measured_gbs, kSmemLoadsPerFma);
+void placeOnSmemRoof(double flop, double gflops, const SmemRoof& s, double loads) {
+  if (loads <= 0.0) {
+    std::printf("  shared-memory loads: none (the kernel does not hold its panels: untiled "
+                "model), no shared-memory roof\n");
+    return;
+  }
+  const double ceiling = smemRoofGflops(s.measured_gbs, loads);
   std::printf("  shared-memory loads: %g per multiply-add, %g bytes for 2 FLOP\n    ceiling = "
               "measured shared-memory bandwidth x 2 FLOP / %g bytes = %.1f GFLOP/s, ",
-              kSmemLoadsPerFma, 4 * kSmemLoadsPerFma, 4 * kSmemLoadsPerFma, ceiling);
-  if (gflops >= 0.0)
+              loads, 4 * loads, 4 * loads, ceiling);
+  if (flop > 0.0 && gflops >= 0.0)
     std::printf("the median at %.1f%% of measured ceiling\n", 100.0 * gflops / ceiling);
   else
-    std::printf("share n/a (no time)\n");
+    std::printf("share n/a (%s)\n", flop > 0.0 ? "no time" : "no floating-point work");
 }
 
 // snippet: binding-roof
-// Which roof binds: the lowest of the three at this problem's compulsory AI
-// (the fewest bytes a launch can move), each from the attribute bounds, so
-// that every run on one GPU model prints the same line (a [device] fact).
-void printBindingRoof(const Ceilings& c, const SmemRoof& s, double flop, double compulsory) {
+// Which roof binds: the lowest at this problem's compulsory AI (each input read
+// once, C written once), each from the attribute bounds, so that every run
+// on one GPU model prints the same line (a [device] fact). loads: the kernel's
+// shared-memory loads per multiply-add (smemLoadsPerFma); 0, no third roof.
+void printBindingRoof(const Ceilings& c, const SmemRoof& s, double flop, double compulsory,
+                      double loads) {
   std::printf("[device] roofs from the attribute bounds at the compulsory AI: ");
   if (flop <= 0.0) {
     std::printf("n/a (no floating-point work)\n");
     return;
   }
-  const double ai = flop / compulsory, smem = smemRoofGflops(s.bound_gbs, kSmemLoadsPerFma);
-  std::printf("FP32 %.1f GFLOP/s, DRAM %.1f GB/s x %.2f FLOP/B = %.1f GFLOP/s, shared memory "
-              "%.1f GB/s x 2 FLOP / %g bytes = %.1f GFLOP/s", c.fp32_bound_gflops,
-              c.dram_bound_gbs, ai, ai * c.dram_bound_gbs, s.bound_gbs, 4 * kSmemLoadsPerFma,
-              smem);
-  if (c.fp32_bound_gflops > 0.0 && smem > 0.0)
+  const double ai = flop / compulsory, smem = smemRoofGflops(s.bound_gbs, loads);
+  std::printf("FP32 %.1f GFLOP/s, DRAM %.1f GB/s x %.2f FLOP/B = %.1f GFLOP/s, ",
+              c.fp32_bound_gflops, c.dram_bound_gbs, ai, ai * c.dram_bound_gbs);
+  if (loads > 0.0)
+    std::printf("shared memory %.1f GB/s x 2 FLOP / %g bytes = %.1f GFLOP/s", s.bound_gbs,
+                4 * loads, smem);
+  else
+    std::printf("no shared-memory roof (untiled model)");
+  if (loads > 0.0 && c.fp32_bound_gflops > 0.0 && smem > 0.0)
     std::printf(" = FP32 bound / %.2f", c.fp32_bound_gflops / smem);
-  std::printf(" (0: unknown); limited by %s\n", bindingRoof(c, s, ai, kSmemLoadsPerFma).name);
+  std::printf(" (0: unknown); lowest roof: %s\n", bindingRoof(c, s, ai, loads).name);
 }
 // end snippet
 
 // Measures the ceilings (the GEMM's buffers are freed by now) and places the
 // median time on the roofline under two models of the traffic and under the
-// shared-memory roof, then says which roof binds.
-void printRoofline(const Options& o, const Geometry& g, double flop, double gflops) {
+// shared-memory roof, then says which roof binds; loads: smemLoadsPerFma.
+void printRoofline(const Options& o, const Geometry& g, double flop, double gflops,
+                   double loads) {
   const Ceilings c = measureCeilings();  // exit 1 if a measurement is above its bound
   const SmemRoof s = measureSmemRoof();  // likewise
   printCeilings(c, stdout);
@@ -656,11 +656,13 @@ void printRoofline(const Options& o, const Geometry& g, double flop, double gflo
               "AI 0.25 FLOP/B\n");
   placeOnRoofline("compulsory traffic (A and B read once, C written once)", compulsoryBytes(o),
                   flop, gflops, c);
-  placeOnRoofline("modelled traffic (every load the kernel issues, no cache reuse, C written "
-                  "once)", modelledBytes(o, g), flop, gflops, c);
-  placeOnSmemRoof(gflops, s);
-  printRidge(c, flop, compulsoryBytes(o), modelledBytes(o, g));
-  printBindingRoof(c, s, flop, compulsoryBytes(o));
+  placeOnRoofline(loads > 0.0 ? "modelled traffic (every load the kernel issues, no cache "
+                                "reuse, C written once)"
+                              : "modelled traffic (untiled: 8 bytes per multiply-add, no cache "
+                                "reuse, C written once)", modelledBytes(o, g, loads), flop, gflops, c);
+  placeOnSmemRoof(flop, gflops, s, loads);
+  printRidge(c, flop, compulsoryBytes(o), modelledBytes(o, g, loads));
+  printBindingRoof(c, s, flop, compulsoryBytes(o), loads);
 }
 
 // =============================================================================
@@ -721,7 +723,8 @@ int main(int argc, char** argv) {
   if (!run.reproduced) return EXIT_FAILURE;
   std::printf("Timed launches reproduced the checked output bit for bit.\n");
   printTime(run.t, flop);
-  printRoofline(o, g, flop, gflopsAt(flop, run.t.median_ms));
+  printRoofline(o, g, flop, gflopsAt(flop, run.t.median_ms),
+                smemLoadsPerFma(static_cast<long long>(fa.sharedSizeBytes), g));
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
@@ -871,7 +874,7 @@ void CommandLine::fail(const char* fmt, ...) const {
 // end common: cli
 // common: reference_gemm
 // Reference GEMM: C[i*N+j] = the sum over ascending k, from 0.0 in one double, of
-// double(A[i*K+k]) * double(B[k*N+j]), on the GPU, one thread per element. It is
+// double(A[i*K+k]) * double(B[k*N+j]), on the GPU. It is
 // independent of the kernels it judges: another precision (a float x float product
 // is exact in double, so each add rounds once), no tiling, no shared memory, no split
 // of k; and rows 0, M/2 and M-1, recomputed by a CPU loop, must match bit for bit.
@@ -931,7 +934,7 @@ void referenceGemm(const float* A, const float* B, double* C, int M, int N, int 
 // 8.6 to 12.x, else 0 and no gate (no guess). Cards may boost past nominal
 // clocks: only a figure above kCeilingSlack x its bound fails (GATE, exit 1).
 constexpr int kCeilingThreads = 256, kCeilingUnroll = 4, kCeilingChains = 8;
-constexpr int kCeilingFmaIters = 8192;  // FMAs per chain: about 0.6 ms per launch on an H200
+constexpr int kCeilingFmaIters = 8192;  // FMAs per chain
 constexpr double kCeilingSlack = 1.25;
 
 // launch assumption: gridDim.x * blockDim.x * kCeilingUnroll float4 in each buffer.

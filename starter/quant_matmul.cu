@@ -14,8 +14,8 @@
 // written apart from the kernel's, must match every GPU output bit for bit.
 // Host censuses price the rounding of the inputs alone: INT8, FP8 e4m3, OCP
 // MXFP8 (power-of-two scales per block of 32) and NVFP4. No tensor cores: the
-// FP8, MX, NVFP4 and 2:4 figures are host arithmetic and measure accuracy,
-// never speed.
+// FP8, MX and NVFP4 figures are host arithmetic, the 2:4 row is the INT8 loop
+// on codes pruned on the host, and none of them is timed.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o quant_matmul quant_matmul.cu
 // Run:   ./quant_matmul
@@ -31,8 +31,7 @@
 // gate, and Day 62's habit of reporting a row that is meant to look bad instead
 // of gating it. The build targets the T4 that Compiler Explorer runs; a newer
 // card compiles the embedded compute_75 PTX and prints the same digits (integer
-// sums and round-to-nearest float operations only). --cases N runs the first N
-// cases (compute-sanitizer's instrumented kernels are hundreds of times slower).
+// sums and round-to-nearest float operations only).
 
 // cuda_fp4.h (CUDA 13.0) leaves a parameter unused in two of its host
 // functions; the warning is silenced for that header alone, so that builds
@@ -54,122 +53,8 @@
 #include <string>
 #include <vector>
 
-// Course toolkit declarations; definitions at the end of the file
-// common: cuda_check_decl
-// Every CUDA call goes through CUDA_CHECK, every launch is followed by
-// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
-// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
-// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
-#define CUDA_CHECK(call)                                                      \
-  do {                                                                        \
-    cudaError_t err_ = (call);                                                \
-    if (err_ != cudaSuccess) {                                                \
-      std::fprintf(stderr, "CUDA error at %s:%d: %s failed: %s\n", __FILE__,  \
-                   __LINE__, #call, cudaGetErrorString(err_));                \
-      std::exit(EXIT_FAILURE);                                                \
-    }                                                                         \
-  } while (0)
-#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
-constexpr int kExitNoDevice = 77;
-cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
-// end common: cuda_check_decl
-// common: timer_decl
-// Kernel timing (method and reasons: the timer block at the end of the file).
-struct TimingStats {
-  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
-  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
-  double mean_ms;    // pulled up by slow outliers
-  int samples;
-};
-// warmups untimed launches, then samples timed ones; launch() queues one launch.
-template <typename Launch>
-TimingStats timeKernel(Launch launch, int warmups, int samples);
-// end common: timer_decl
-// common: reference_gemm_decl
-// The reference every GEMM here is checked against (the reference_gemm block
-// at the end of the file): C = A * B in double, row-major host arrays.
-void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
-// Row i of the same, computed by a CPU loop; it needs no GPU.
-void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
-// end common: reference_gemm_decl
-// common: gemm_check_decl
-// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
-// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
-// infinity failing, the output poisoned before the checked launch, and a timing only of a
-// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
-// <new>, <string>, <vector> and the cuda_check and timer blocks.
-constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
-struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
-  uint32_t s;  // the seed, then the state
-  float next();  // advances, then a float in [0, 1), exact
-  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
-};
-struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
-double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
-// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
-Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
-double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
-struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
-  long long checked = 0, failures = 0;
-  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
-  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
-  long long worst = -1;  // the element with the highest score, the first on ties
-  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
-  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
-  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
-  void add(long long index, double got, double ref, const Tolerance& tol);
-  bool pass() const { return checked > 0 && failures == 0; }
-  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
-  std::string describe(const char* what, long long cols) const;
-};
-GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
-// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
-// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
-// leave the checked bits in C.
-struct CheckedTiming {
-  bool passed = false;      // judge's verdict on the poisoned launch's output
-  bool reproduced = false;  // passed, timed, and C still holds the checked bits
-  TimingStats t{};          // the timing, when passed
-};
-template <typename Launch, typename Judge>
-CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
-                            int warmups, int samples);
-// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
-template <typename T>
-std::vector<T> hostVector(long long count, const char* what);
-// end common: gemm_check_decl
-
-// This lesson's judges, declared here and defined in the machinery band at the
-// end of the file; each is written apart from what it judges, and what it
-// checks is told where it is used.
-using Verdict = std::string;  // a failed check, in words; empty when it held
-struct Int8Scales;
-struct CaseBounds;
-struct RowCheck;
-// The two exercises' audits.
-using EpilogueFn = float (*)(std::int32_t, std::int32_t, std::int32_t, float, float);
-inline Verdict auditEpilogue(EpilogueFn epilogue, int& count);
-inline Verdict auditColumnCodes(const float* B, int K, int N, const float* colMax,
-                                const float* scales, const std::int8_t* codes);
-// The exactness gate: the host integer reference over B's codes transposed
-// (qbT, paddedColumns(N) x K), and what it found over some rows of an output.
-struct ExactResult {
-  long long checked = 0;
-  long long mismatches = 0;  // elements that differ in any bit
-  long long firstIndex = -1;  // the first of them (lowest flat index)
-  float gpu = 0.0f, host = 0.0f;
-};
-inline int paddedColumns(int N);
-inline void transposeCodes(const std::int8_t* codes, int K, int N, std::int16_t* qbT);
-inline void exactCheckRows(const std::int8_t* qa, const std::int16_t* qbT, int r0, int rows,
-                           int N, int K, const Int8Scales& s, const float* got,
-                           ExactResult& r);
-// The error walk: rows [r0, r0 + rows) of an output against the double reference.
-inline void accumulateErrors(RowCheck& rc, const float* got, const double* ref, int r0,
-                             int rows, int N, const CaseBounds& b);
-
 // =============================================================================
-// Constants
+// The tile
 // =============================================================================
 
 constexpr int kTile = 16;
@@ -179,159 +64,6 @@ static_assert(kThreadsPerBlock == 256,
 static_assert(2 * kTile * kTile * sizeof(float) <= 48 * 1024,
               "two FP32 tiles (2 KiB) must fit the 48 KiB of static shared "
               "memory that every CUDA device gives one block");
-
-// Square cases M = N = K, in one allocation per buffer sized for the largest.
-constexpr int kNumCases = 3;
-constexpr int kCases[kNumCases] = {256, 1024, 2048};
-constexpr int kMaxN = 2048;
-static_assert(kCases[0] < kCases[1] && kCases[1] < kCases[2] &&
-                  kCases[kNumCases - 1] == kMaxN,
-              "cases ascend and the last is the largest: buffers are "
-              "allocated once, for kMaxN, and the censuses run on the last");
-static_assert(kCases[0] % kTile == 0 && kCases[1] % kTile == 0 &&
-                  kCases[2] % kTile == 0,
-              "every case is whole tiles, so every row is timed on the same "
-              "full tiles (the guards still handle any size)");
-static_assert(static_cast<long long>(kMaxN) * kMaxN <= 2147483647LL,
-              "the kernels index with int: kMaxN^2 must fit in 31 bits");
-
-// INT8 codes. A symmetric code uses [-127, 127] (-128 only by clamping); an
-// asymmetric one all 256 values [-128, 127], so its range has 255 steps.
-constexpr int kInt8Max = 127;
-constexpr int kInt8Min = -128;
-constexpr int kAsymmetricSteps = 255;
-static_assert(2LL * kMaxN * kInt8Max * 128 < 2147483647LL,
-              "the int32 accumulator cannot overflow: |sum| <= K*127*128 over "
-              "K products of codes, and the zero-point term z*colSum adds at "
-              "most as much again: 2*2048*127*128 = 66,584,576 < 2^31 - 1");
-
-// Storage census formats. FP8 e4m3: largest finite 448 = 1.75 * 2^8, so the
-// OCP MX rule's emax is 8. MX blocks: 32 consecutive k down a column of B.
-// NVFP4: e2m1 elements (largest 6) in blocks of 16, each with an e4m3 scale.
-constexpr int kMxBlock = 32;
-constexpr float kFp8E4m3Max = 448.0f;
-constexpr int kFp8E4m3Emax = 8;
-constexpr int kNvfp4Block = 16;
-constexpr float kFp4E2m1Max = 6.0f;
-static_assert(kMaxN % kMxBlock == 0 && kMaxN % kNvfp4Block == 0,
-              "the census runs on the 2048 case: it must walk whole blocks");
-
-// Gates. FP32: Day 71's rule, the course's K-scaled tolerance (gemmTolerance,
-// gemm_check block: table rtol 1e-5, 23 mantissa bits). INT8: the column
-// bound, with Day 66's slack factor of 4 (see columnBound).
-constexpr double kGateSlack = 4.0;
-// The activation census must show the zero point's extra bit: symmetric RMS at
-// least 1.5 times asymmetric (theory 2: a step of amax/127 against span/255).
-constexpr double kZeroPointRmsGate = 1.5;
-// The quantize-columns audit lets a code sit half a step from its value plus
-// this much of a step: the one rounding of B/scale in float (2^-24 relative,
-// times at most 127 steps) stays far below it.
-constexpr double kAuditStepSlack = 1e-5;
-
-// Inputs (see makeInputs): each element a hash of its index; B's column c is
-// scaled by 2^-(c mod 7), and every 37th element (flat index) by 8 more: an
-// outlier.
-constexpr std::uint32_t kSeed = 20260901u;
-constexpr int kGainPeriod = 7;  // gains 2^0 .. 2^-6: a 64x spread of columns
-constexpr int kOutlierPeriod = 37;
-constexpr float kOutlierGain = 8.0f;
-static_assert(kCases[0] % kOutlierPeriod != 0 && kCases[1] % kOutlierPeriod != 0 &&
-                  kCases[2] % kOutlierPeriod != 0,
-              "37 divides no case size, so the outliers walk across the "
-              "columns and every column of B but the planted all-zero one holds some");
-static_assert(static_cast<long long>(kMaxN) * kMaxN * 2 <= 4294967296LL,
-              "the hash's counter, 2 * flat index + stream, fits in 32 bits");
-// Planted in B (see makeInputs), so that every rule the quantize-columns
-// exercise states changes a printed line when it is broken: column
-// kZeroColumn is all zero; column kTieColumn's largest magnitude is exactly
-// 127 * 2^kTieStepExponent (row 0), so its scale is exactly 2^kTieStepExponent
-// and rows kTieFirstRow.. hold values exactly kTieSteps of that step: halfway
-// between two codes, where only the tie rule decides.
-constexpr int kZeroColumn = 5;
-constexpr int kTieColumn = 3;  // gain 2^-3: its own values are at most 8 * 2^-3 = 1
-constexpr int kTieStepExponent = -6;  // 127 * 2^-6 = 1.984375 > 1: the column's largest
-constexpr int kTieFirstRow = 1;
-constexpr int kNumTies = 6;
-constexpr float kTieSteps[kNumTies] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f};
-static_assert(kTieColumn % kGainPeriod == 3 && kZeroColumn != kTieColumn &&
-                  kTieFirstRow + kNumTies <= kCases[0] && kZeroColumn < kCases[0],
-              "the planted column keeps gain 2^-3 (its values at most 1), the two "
-              "planted columns differ, and every case holds them");
-
-// Timing: kWarmups launches of the kernel being timed, then the median of
-// kTimedRuns timed launches.
-constexpr int kWarmups = 3;
-constexpr int kTimedRuns = 10;
-
-// Outputs are poisoned with 0xFF bytes (kPoisonByte, gemm_check block) before
-// every correctness launch: as a float that is a NaN, so an element a kernel
-// never writes fails every gate.
-
-// Host checks read a device output back kSlabRows rows at a time (2 MiB at
-// 2048), so host memory stays near A, B, the reference and the codes.
-constexpr int kSlabRows = 256;
-static_assert(kSlabRows % 2 == 0, "the integer reference works on pairs of rows");
-
-// =============================================================================
-// Inputs
-// =============================================================================
-
-// Each element is drawn from a hash of its own index, not from a stream. Why:
-// the sqrtK diagnostic (see columnBound) asks what independent rounding errors
-// would add up to, so the inputs' errors must be independent along a row of A
-// and down a column of B. Day 71's periodic pattern repeats its errors along a
-// dot product, and they add like K. One LCG stream, read down a column of B
-// (every n-th draw, n a power of two), is itself a poor LCG whose errors pile
-// up one way in some columns. A hash of the index has no stride to correlate;
-// the summary's lines on "B's rounding errors summed down a column" print what
-// they add up to, beside what independent ones would. The hash is lowbias32
-// (Chris Wellons's hash prospector), twice, the seed in between.
-inline std::uint32_t mix32(std::uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
-
-// Draw number `index` of stream 0 (A) or 1 (B): the hash's top 24 bits as a
-// float in [0, 1), exact in float.
-inline float unitAt(std::uint32_t stream, std::uint32_t index) {
-  const std::uint32_t h = mix32(mix32(2u * index + stream) ^ kSeed);
-  return static_cast<float>(h >> 8) / 16777216.0f;
-}
-
-// A (n x n, row-major): A[e] = unitAt(0, e), never negative, like the
-// activations after a ReLU. B (n x n): B[p][c] = (2 unitAt(1, e) - 1) *
-// 2^-(c mod 7), times 8 when the flat index e = p*n + c is a multiple of 37.
-// Every operation is exact in float. The outliers are what real weights have
-// and what scaling fights: one scale must cover the loudest value it serves,
-// so one outlier coarsens the step of everything that shares its scale. Per
-// column, it costs its column; per block (32 for MX, 16 for NVFP4), only its
-// block. That is what block scaling exists for. Then the planted cases (see
-// the constants): an all-zero column, as a unit whose weights were all pruned
-// away would have, and a column whose scale is a power of two, holding values
-// exactly halfway between two of its codes.
-inline void makeInputs(int n, float* A, float* B) {
-  const long long count = static_cast<long long>(n) * n;
-  for (long long e = 0; e < count; ++e) A[e] = unitAt(0, static_cast<std::uint32_t>(e));
-  float gains[kGainPeriod];
-  for (int g = 0; g < kGainPeriod; ++g) gains[g] = std::ldexp(1.0f, -g);
-  for (int p = 0; p < n; ++p) {
-    for (int c = 0; c < n; ++c) {
-      const long long e = static_cast<long long>(p) * n + c;
-      const float outlier = (e % kOutlierPeriod == 0) ? kOutlierGain : 1.0f;
-      const float u = unitAt(1, static_cast<std::uint32_t>(e));
-      B[e] = (2.0f * u - 1.0f) * gains[c % kGainPeriod] * outlier;
-    }
-  }
-  for (int p = 0; p < n; ++p) B[static_cast<long long>(p) * n + kZeroColumn] = 0.0f;
-  const float step = std::ldexp(1.0f, kTieStepExponent);
-  B[kTieColumn] = static_cast<float>(kInt8Max) * step;
-  for (int t = 0; t < kNumTies; ++t)
-    B[static_cast<long long>(kTieFirstRow + t) * n + kTieColumn] = kTieSteps[t] * step;
-}
 
 // =============================================================================
 // Kernels: Day 71's FP32 tile, and the same tile on int8 codes
@@ -410,7 +142,9 @@ __host__ __device__ inline float int8Epilogue(std::int32_t acc, std::int32_t zer
   // How to know it worked: the "int8-epilogue" line says held (its GATE
   // line on stderr gives the first rescale you got wrong, and the value
   // wanted), and every int8 row of every case says yes under "exact".
-  // Until then this stand-in returns the raw sum, unscaled.
+  // Until then this stand-in returns the raw sum, unscaled. The machinery band
+  // below (rescaleReference, the audit's own rescale) holds the answer: write
+  // yours before reading it.
   (void)zeroPoint;
   (void)colSum;
   (void)aScale;
@@ -514,6 +248,269 @@ inline void launchRow(Row row, const DeviceBuffers& d, const Int8Scales& s, int 
 }
 
 // =============================================================================
+// Machinery: skip it on a first read. The course toolkit's declarations, then
+// this lesson's judges'; all are defined in the machinery band at the end.
+// =============================================================================
+// common: cuda_check_decl
+// Every CUDA call goes through CUDA_CHECK, every launch is followed by
+// CUDA_CHECK_LAUNCH(): a failure names file, line, call and error, exits 1.
+// Exit codes: 0 all gates held, 1 a gate ("GATE: ...") or a CUDA call failed,
+// 2 bad command line, 77 no NVIDIA driver or GPU here (CTest: skipped).
+#define CUDA_CHECK(call)                                                      \
+  do {                                                                        \
+    cudaError_t err_ = (call);                                                \
+    if (err_ != cudaSuccess) {                                                \
+      std::fprintf(stderr, "CUDA error at %s:%d: %s failed: %s\n", __FILE__,  \
+                   __LINE__, #call, cudaGetErrorString(err_));                \
+      std::exit(EXIT_FAILURE);                                                \
+    }                                                                         \
+  } while (0)
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+constexpr int kExitNoDevice = 77;
+cudaDeviceProp requireCudaDevice();  // device 0's properties, or exit 77 with one line
+// end common: cuda_check_decl
+// common: timer_decl
+// Kernel timing (method and reasons: the timer block at the end of the file).
+struct TimingStats {
+  double median_ms;  // the headline: middle sample (mean of the two middle ones if even)
+  double min_ms, max_ms;  // the spread: a difference smaller than it is noise
+  double mean_ms;    // pulled up by slow outliers
+  int samples;
+};
+// warmups untimed launches, then samples timed ones; launch() queues one launch.
+template <typename Launch>
+TimingStats timeKernel(Launch launch, int warmups, int samples);
+// end common: timer_decl
+// common: reference_gemm_decl
+// The reference every GEMM here is checked against (the reference_gemm block
+// at the end of the file): C = A * B in double, row-major host arrays.
+void referenceGemm(const float* A, const float* B, double* C, int M, int N, int K);
+// Row i of the same, computed by a CPU loop; it needs no GPU.
+void referenceRowCpu(const float* A, const float* B, double* row, int i, int N, int K);
+// end common: reference_gemm_decl
+// common: gemm_check_decl
+// The course's correctness rule for a GEMM (definitions and reasons: the gemm_check block at
+// the end): inputs from one LCG, the K-scaled tolerance, every element checked with NaN and
+// infinity failing, the output poisoned before the checked launch, and a timing only of a
+// result that passed. Needs <algorithm>, <cmath>, <cstdint>, <cstdio>, <cstdlib>, <cstring>,
+// <new>, <string>, <vector> and the cuda_check and timer blocks.
+constexpr unsigned char kPoisonByte = 0xFF;  // every byte of a poisoned output: each float a NaN
+struct Lcg {  // s = 1664525 s + 1013904223 (mod 2^32); a draw: its high 24 bits / 2^24
+  uint32_t s;  // the seed, then the state
+  float next();  // advances, then a float in [0, 1), exact
+  void fill(std::vector<float>& x, float scale, float offset);  // x[i] = scale * next() + offset
+};
+struct Tolerance { double rtol, atol; };  // an element passes when |got - ref| <= atol + rtol*|ref|
+double rtolForK(long long K);  // max(1e-5, 4 * 2^-23 * sqrt(K))
+// {rtolForK(K), rtol * refMax}; a non-negative rtol or atol given replaces its default.
+Tolerance gemmTolerance(long long K, double refMax, double rtol = -1.0, double atol = -1.0);
+double maxAbs(const double* x, long long count);  // max |x[i]|, 0 for none
+struct GemmCheck {  // the element check, fed one element at a time (add) or all at once
+  long long checked = 0, failures = 0;
+  long long first_bad = -1;  // linear index of the first failure (-1: none), and its values
+  double first_got = 0.0, first_ref = 0.0, first_tol = 0.0;
+  long long worst = -1;  // the element with the highest score, the first on ties
+  double worst_score = 0.0;  // |got - ref| / tolerance; a NaN stays (and the first NaN is worst)
+  double worst_got = 0.0, worst_ref = 0.0, worst_diff = 0.0, worst_tol = 0.0;
+  double max_abs_err = 0.0;  // the largest |got - ref|; a NaN stays
+  void add(long long index, double got, double ref, const Tolerance& tol);
+  bool pass() const { return checked > 0 && failures == 0; }
+  // "WHAT: F of N elements outside the tolerance, the first at (row, col): got G, ref R"
+  std::string describe(const char* what, long long cols) const;
+};
+GemmCheck checkElements(const float* got, const double* ref, long long count, const Tolerance& tol);
+// Poison dC (got.size() floats), launch once, copy C back into got, judge(got) says pass or
+// fail (and prints what the lesson prints); only a pass is timed, and the timed launches must
+// leave the checked bits in C.
+struct CheckedTiming {
+  bool passed = false;      // judge's verdict on the poisoned launch's output
+  bool reproduced = false;  // passed, timed, and C still holds the checked bits
+  TimingStats t{};          // the timing, when passed
+};
+template <typename Launch, typename Judge>
+CheckedTiming checkThenTime(Launch launch, float* dC, std::vector<float>& got, Judge judge,
+                            int warmups, int samples);
+// A host buffer of count elements, or one stderr line naming what and how many bytes, exit 1.
+template <typename T>
+std::vector<T> hostVector(long long count, const char* what);
+// end common: gemm_check_decl
+
+// This lesson's judges, declared here and defined in the machinery band at the
+// end of the file; each is written apart from what it judges, and what it
+// checks is told where it is used.
+using Verdict = std::string;  // a failed check, in words; empty when it held
+struct Int8Scales;
+struct CaseBounds;
+struct RowCheck;
+// The two exercises' audits.
+using EpilogueFn = float (*)(std::int32_t, std::int32_t, std::int32_t, float, float);
+inline Verdict auditEpilogue(EpilogueFn epilogue, int& equal, int& total);
+inline Verdict auditColumnCodes(const float* B, int K, int N, const float* colMax,
+                                const float* scales, const std::int8_t* codes);
+// The exactness gate: the host integer reference over B's codes transposed
+// (qbT, paddedColumns(N) x K), and what it found over some rows of an output.
+struct ExactResult {
+  long long checked = 0;
+  long long mismatches = 0;  // elements that differ in any bit
+  long long firstIndex = -1;  // the first of them (lowest flat index)
+  float gpu = 0.0f, host = 0.0f;
+};
+inline int paddedColumns(int N);
+inline void transposeCodes(const std::int8_t* codes, int K, int N, std::int16_t* qbT);
+inline void exactCheckRows(const std::int8_t* qa, const std::int16_t* qbT, int r0, int rows,
+                           int N, int K, const Int8Scales& s, const float* got,
+                           ExactResult& r);
+// The error walk: rows [r0, r0 + rows) of an output against the double reference.
+inline void accumulateErrors(RowCheck& rc, const float* got, const double* ref, int r0,
+                             int rows, int N, const CaseBounds& b);
+
+// =============================================================================
+// Constants
+// =============================================================================
+
+// Square cases M = N = K, in one allocation per buffer sized for the largest.
+constexpr int kNumCases = 3;
+constexpr int kCases[kNumCases] = {256, 1024, 2048};
+constexpr int kMaxN = 2048;
+static_assert(kCases[0] < kCases[1] && kCases[1] < kCases[2] &&
+                  kCases[kNumCases - 1] == kMaxN,
+              "cases ascend and the last is the largest: buffers are "
+              "allocated once, for kMaxN, and the censuses run on the last");
+static_assert(kCases[0] % kTile == 0 && kCases[1] % kTile == 0 &&
+                  kCases[2] % kTile == 0,
+              "every case is whole tiles, so every row is timed on the same "
+              "full tiles (the guards still handle any size)");
+static_assert(static_cast<long long>(kMaxN) * kMaxN <= 2147483647LL,
+              "the kernels index with int: kMaxN^2 must fit in 31 bits");
+
+// INT8 codes. A symmetric code uses [-127, 127] (-128 only by clamping); an
+// asymmetric one all 256 values [-128, 127], so its range has 255 steps.
+constexpr int kInt8Max = 127;
+constexpr int kInt8Min = -128;
+constexpr int kAsymmetricSteps = 255;
+static_assert(2LL * kMaxN * kInt8Max * 128 < 2147483647LL,
+              "the int32 accumulator cannot overflow: |sum| <= K*127*128 over "
+              "K products of codes, and the zero-point term z*colSum adds at "
+              "most as much again: 2*2048*127*128 = 66,584,576 < 2^31 - 1");
+
+// Storage census formats. FP8 e4m3: largest finite 448 = 1.75 * 2^8, so the
+// OCP MX rule's emax is 8. MX blocks: 32 consecutive k down a column of B.
+// NVFP4: e2m1 elements (largest 6) in blocks of 16, each with an e4m3 scale.
+constexpr int kMxBlock = 32;
+constexpr float kFp8E4m3Max = 448.0f;
+constexpr int kFp8E4m3Emax = 8;
+constexpr int kNvfp4Block = 16;
+constexpr float kFp4E2m1Max = 6.0f;
+static_assert(kMaxN % kMxBlock == 0 && kMaxN % kNvfp4Block == 0,
+              "the census runs on the 2048 case: it must walk whole blocks");
+
+// Gates. FP32: Day 71's rule, the course's K-scaled tolerance (gemmTolerance,
+// gemm_check block: table rtol 1e-5, 23 mantissa bits). INT8: the column
+// bound, with Day 66's slack factor of 4 (see columnBound).
+constexpr double kGateSlack = 4.0;
+// The activation census must show the zero point's extra bit: symmetric RMS at
+// least 1.5 times asymmetric (theory 2: a step of amax/127 against span/255).
+constexpr double kZeroPointRmsGate = 1.5;
+// The quantize-columns audit lets a code sit half a step from its value plus
+// this much of a step: the one rounding of B/scale in float (2^-24 relative,
+// times at most 127 steps: 7.6e-6) stays below it.
+constexpr double kAuditStepSlack = 1e-5;
+
+// Inputs (see makeInputs): each element a hash of its index; B's column c is
+// scaled by 2^-(c mod 7), and every 37th element (flat index) by 8 more: an
+// outlier.
+constexpr std::uint32_t kSeed = 20260901u;
+constexpr int kGainPeriod = 7;  // gains 2^0 .. 2^-6: a 64x spread of columns
+constexpr int kOutlierPeriod = 37;
+constexpr float kOutlierGain = 8.0f;
+static_assert(kCases[0] % kOutlierPeriod != 0 && kCases[1] % kOutlierPeriod != 0 &&
+                  kCases[2] % kOutlierPeriod != 0,
+              "37 divides no case size, so the outliers walk across the "
+              "columns and every column of B but the planted all-zero one holds some");
+static_assert(static_cast<long long>(kMaxN) * kMaxN * 2 <= 4294967296LL,
+              "the hash's counter, 2 * flat index + stream, fits in 32 bits");
+// Planted in B (see makeInputs), so that every rule the quantize-columns
+// exercise states changes a printed line when it is broken: column
+// kZeroColumn is all zero; column kTieColumn's largest magnitude is exactly
+// 127 * kTieStep (row 0), so its scale is exactly kTieStep, and rows
+// kTieFirstRow.. hold values exactly kTieSteps of that step: halfway between
+// two codes, where only the tie rule decides. kTieStep is no power of two, so
+// 1/kTieStep in float is rounded: multiplying by it, where the rule divides,
+// puts the +-2.5-step ties on the odd codes +-3.
+constexpr int kZeroColumn = 5;
+constexpr int kTieColumn = 3;  // gain 2^-3: its own values are below 8 * 2^-3 = 1
+constexpr float kTieStep = 15.0f / 1024.0f;  // 127 * 15 * 2^-10 = 1.86 > 1: the largest
+constexpr int kTieFirstRow = 1;
+constexpr int kNumTies = 6;
+constexpr float kTieSteps[kNumTies] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f};
+static_assert(kTieColumn % kGainPeriod == 3 && kZeroColumn != kTieColumn &&
+                  kTieFirstRow + kNumTies <= kCases[0] && kZeroColumn < kCases[0],
+              "the planted column keeps gain 2^-3 (its values at most 1), the two "
+              "planted columns differ, and every case holds them");
+
+// Timing: kWarmups untimed launches, then the median of kTimedRuns timed ones.
+constexpr int kWarmups = 3;
+constexpr int kTimedRuns = 10;
+
+// Host checks read a device output back kSlabRows rows at a time (2 MiB at
+// 2048), so host memory stays near A, B, the reference and the codes.
+constexpr int kSlabRows = 256;
+static_assert(kSlabRows % 2 == 0, "the integer reference works on pairs of rows");
+
+// =============================================================================
+// Inputs
+// =============================================================================
+
+// Each element is a hash of its own index, not a draw from a stream: the sqrtK
+// diagnostic (see columnBound) asks what independent rounding errors would add
+// up to, and one LCG stream read down a column of B (every n-th draw, n a
+// power of two) is itself a poor LCG whose errors pile up one way in some
+// columns; the summary prints what B's column sums add up to. The hash is
+// lowbias32 (Chris Wellons's hash prospector), twice, the seed in between.
+inline std::uint32_t mix32(std::uint32_t x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+// Draw number `index` of stream 0 (A) or 1 (B): the hash's top 24 bits as a
+// float in [0, 1), exact in float.
+inline float unitAt(std::uint32_t stream, std::uint32_t index) {
+  const std::uint32_t h = mix32(mix32(2u * index + stream) ^ kSeed);
+  return static_cast<float>(h >> 8) / 16777216.0f;
+}
+
+// A (n x n, row-major): A[e] = unitAt(0, e), never negative, like the
+// activations after a ReLU. B (n x n): B[p][c] = (2 unitAt(1, e) - 1) *
+// 2^-(c mod 7), times 8 when the flat index e = p*n + c is a multiple of 37.
+// Every operation is exact in float. The outliers are what real weights have
+// and what scaling fights: one scale must cover the loudest value it serves,
+// so one outlier coarsens the step of everything that shares its scale: per
+// column, its column; per block (32 for MX, 16 for NVFP4), only its block.
+// Then the planted cases (see the constants).
+inline void makeInputs(int n, float* A, float* B) {
+  const long long count = static_cast<long long>(n) * n;
+  for (long long e = 0; e < count; ++e) A[e] = unitAt(0, static_cast<std::uint32_t>(e));
+  float gains[kGainPeriod];
+  for (int g = 0; g < kGainPeriod; ++g) gains[g] = std::ldexp(1.0f, -g);
+  for (int p = 0; p < n; ++p) {
+    for (int c = 0; c < n; ++c) {
+      const long long e = static_cast<long long>(p) * n + c;
+      const float outlier = (e % kOutlierPeriod == 0) ? kOutlierGain : 1.0f;
+      const float u = unitAt(1, static_cast<std::uint32_t>(e));
+      B[e] = (2.0f * u - 1.0f) * gains[c % kGainPeriod] * outlier;
+    }
+  }
+  for (int p = 0; p < n; ++p) B[static_cast<long long>(p) * n + kZeroColumn] = 0.0f;
+  B[kTieColumn] = static_cast<float>(kInt8Max) * kTieStep;
+  for (int t = 0; t < kNumTies; ++t)
+    B[static_cast<long long>(kTieFirstRow + t) * n + kTieColumn] = kTieSteps[t] * kTieStep;
+}
+
+// =============================================================================
 // Quantizers (host, float: scale first, then round the value divided by it)
 // =============================================================================
 
@@ -541,10 +538,8 @@ inline void quantizeSymmetric(const float* x, long long count, float scale,
 // exact code, z (the zero point: padding, and ReLU's zeros, stay exact); then
 // s = (hi - lo)/255, z = round(-128 - lo/s) clamped to [-128, 127],
 // q = round(x/s + z), dequantized as (q - z)*s. Because lo <= 0 <= hi, z lands
-// in range by construction and every x in [lo, hi] maps into [-128, 127]: a
-// tensor bounded away from zero (say [5, 9]) is safe, at the price of the
-// unused codes below 5. This lesson's A is never negative, so lo keeps its
-// starting value 0: the range is [0, max A], and z = -128.
+// in range by construction and every x in [lo, hi] maps into [-128, 127].
+// This lesson's A is never negative: its range is [0, max A], and z = -128.
 struct AsymmetricParams {
   float scale;
   int zeroPoint;
@@ -623,9 +618,7 @@ inline void columnCodeSums(const std::int8_t* codes, int K, int N, std::int32_t*
 // exactly 2 survive. A tail group of n < 4 rows keeps min(n, 2); no case has
 // one. Pruning the codes equals quantizing the pruned B: a zeroed value has
 // code 0, and the pruned B has the dense per-column scales, because the
-// largest value of every group always survives. The weights are untrained
-// (uniform random, no fine-tuning to recover), so the row's error is the raw
-// damage, not what a pruned-and-retrained network would show.
+// largest value of every group always survives.
 inline void pruneTwoOfFour(const float* B, int K, int N, std::int8_t* codes) {
   for (int g = 0; g < K; g += 4) {
     const int n = std::min(4, K - g);
@@ -807,13 +800,15 @@ struct StorageCensus {
   RoundTrip int8Tensor, int8Column, fp8Tensor, fp8BlockF32, mxfp8Ocp, mxfp8Up, nvfp4;
 };
 
-// B (K x N) stored seven ways. INT8 with one scale (bmax/127) or one per
-// column (colMax/127). FP8 e4m3 with one scale (bmax/448); with an FP32 scale
+// B (K x N) stored seven ways. INT8 with one scale (bmax/127), or one per
+// column: colScales and colCodes, quantizeColumns's output, audited before the
+// census runs. FP8 e4m3 with one scale (bmax/448); with an FP32 scale
 // per block of 32 k in a column (blockMax/448: a contrast, not a real format);
 // as MXFP8, the same blocks with an E8M0 scale (the OCP rule, then rounded
 // up). NVFP4: e2m1 per 16 k, each block's scale blockMax/6 stored as e4m3
 // after dividing by one FP32 scale for the tensor, bmax/(448*6).
-inline StorageCensus storageCensus(const float* B, int K, int N, const float* colMax) {
+inline StorageCensus storageCensus(const float* B, int K, int N, const float* colMax,
+                                   const float* colScales, const std::int8_t* colCodes) {
   StorageCensus c;
   c.count = static_cast<long long>(K) * N;
   float bmax = 0.0f;
@@ -825,10 +820,10 @@ inline StorageCensus storageCensus(const float* B, int K, int N, const float* co
   const float tensorScale = bmax > 0.0f ? bmax / (kFp8E4m3Max * kFp4E2m1Max) : 1.0f;
   for (int p = 0; p < K; ++p) {
     for (int j = 0; j < N; ++j) {
-      const float x = B[static_cast<long long>(p) * N + j];
-      const float colScale = symmetricScale(colMax[j]);
+      const long long e = static_cast<long long>(p) * N + j;
+      const float x = B[e];
       c.int8Tensor.add(static_cast<double>(roundToInt8(x / int8Scale)) * int8Scale, x, ref);
-      c.int8Column.add(static_cast<double>(roundToInt8(x / colScale)) * colScale, x, ref);
+      c.int8Column.add(static_cast<double>(colCodes[e]) * colScales[j], x, ref);
       c.fp8Tensor.add(static_cast<double>(fp8E4m3RoundTrip(x / fp8Scale)) * fp8Scale, x, ref);
     }
   }
@@ -954,8 +949,8 @@ inline void printCapabilityReport(int major, int minor) {
     std::printf("%s%s %s", separator, f.label, 10 * major + minor >= f.floor ? "yes" : "no");
     separator = ", ";
   }
-  std::printf("\nthis program uses none of them: its INT8 loop is integer multiply-adds\n"
-              "(dp4a) on CUDA cores; its FP8, MX, NVFP4 and 2:4 figures are host arithmetic\n");
+  std::printf("\nthis program uses none of them: its INT8 loop, 2:4-pruned B included, is integer\n"
+              "multiply-adds (dp4a) on CUDA cores; its FP8, MX and NVFP4 figures are host arithmetic\n");
 }
 // end snippet
 
@@ -971,11 +966,8 @@ inline void printL2Fit(double l2Bytes) {
 }
 
 // The exercises, judged by what they compute before any GPU row runs:
-// quantize-columns on the 256 case's B (its planted ties and all-zero column
-// included), int8-epilogue on a grid of sums and scales. Each prints its
-// verdict, and the planted ties print the codes they got: a wrong tie rule
-// changes that line. A failure also prints a GATE line and what is left to
-// do, and the program ends with status 1.
+// quantize-columns on the 256 case's B, int8-epilogue on a grid of sums and
+// scales. A failure prints a GATE line, and the program ends with status 1.
 inline bool exercisesHold() {
   const int n = kCases[0];
   std::vector<float> a(static_cast<size_t>(n) * n), b(a.size()), colMax(n), scales(n);
@@ -985,14 +977,15 @@ inline bool exercisesHold() {
   quantizeColumns(b.data(), n, n, colMax.data(), scales.data(), codes.data());
   const Verdict columns = auditColumnCodes(b.data(), n, n, colMax.data(), scales.data(),
                                            codes.data());
-  int rescales = 0;
-  const Verdict epilogue = auditEpilogue(int8Epilogue, rescales);
+  int equal = 0, rescales = 0;
+  const Verdict epilogue = auditEpilogue(int8Epilogue, equal, rescales);
   std::printf("\nexercises, judged by what they compute:\n"
               "  quantize-columns on the %dx%d B: scales colMax/127 (1 for the all-zero\n"
               "  column %d), every code within half a step of its value (plus %.0e of a\n"
               "  step), halfway values on the even code, each column's largest at +-127: %s\n",
               n, n, kZeroColumn, kAuditStepSlack, columns.empty() ? "held" : "NOT YET");
-  std::printf("  ties planted in column %d (scale 2^%d) at", kTieColumn, kTieStepExponent);
+  std::printf("  ties planted in column %d (scale %.10g) at", kTieColumn,
+              static_cast<double>(kTieStep));
   for (float t : kTieSteps) std::printf(" %g", static_cast<double>(t));
   std::printf(" steps: codes");
   for (int t = 0; t < kNumTies; ++t)
@@ -1000,9 +993,9 @@ inline bool exercisesHold() {
   std::printf("\n  (their even neighbours:");
   for (float t : kTieSteps) std::printf(" %d", static_cast<int>(std::nearbyint(t)));
   std::printf(")\n");
-  std::printf("  int8-epilogue: %d rescales (zero points, column sums, scales) equal an\n"
-              "  independent rescale bit for bit: %s\n",
-              rescales, epilogue.empty() ? "held" : "NOT YET");
+  std::printf("  int8-epilogue: %d of %d rescales (zero points, column sums, scales)\n"
+              "  equal an independent rescale bit for bit: %s\n",
+              equal, rescales, epilogue.empty() ? "held" : "NOT YET");
   if (!columns.empty())
     std::fprintf(stderr, "GATE: exercise quantize-columns: %s\n", columns.c_str());
   if (!epilogue.empty())
@@ -1011,6 +1004,35 @@ inline bool exercisesHold() {
   std::printf("what is left: each check marked NOT YET above; its GATE line on\n"
               "stderr names the first thing that part got wrong\n");
   return false;
+}
+
+// Whether B's rounding errors are independent, as the sqrtK diagnostic
+// supposes: each column's errors under its per-column codes (B n x n), in
+// steps, summed down the column; over the columns that hold values, the rms
+// of those sums and the largest |sum|. Independent errors, even over +-half a
+// step (variance 1/12), give an rms of sqrt(K/12) and a largest sum a few
+// times that; errors that pile up one way in some column give many times that.
+struct ColumnErrorSums {
+  double rms = 0.0, largest = 0.0;
+};
+inline ColumnErrorSums columnErrorSums(const float* B, const std::int8_t* codes,
+                                       const float* scales, const float* colMax, int n) {
+  std::vector<double> sums(static_cast<size_t>(n), 0.0);
+  for (long long e = 0; e < static_cast<long long>(n) * n; ++e) {
+    const double step = scales[e % n];
+    sums[e % n] += (codes[e] * step - B[e]) / step;
+  }
+  ColumnErrorSums r;
+  double sq = 0.0;
+  int columns = 0;
+  for (int c = 0; c < n; ++c) {
+    if (!(colMax[c] > 0.0f)) continue;
+    sq += sums[c] * sums[c];
+    r.largest = std::max(r.largest, std::fabs(sums[c]));
+    ++columns;
+  }
+  r.rms = columns > 0 ? std::sqrt(sq / columns) : 0.0;
+  return r;
 }
 
 // Everything a case's rows share: its size, its scales on the host and the
@@ -1023,6 +1045,7 @@ struct CaseData {
   float bScale = 0.0f;  // one scale for B
   std::vector<float> colMax, bScales;
   std::vector<std::int32_t> colSums;
+  ColumnErrorSums colErrors;  // of the per-column codes
   double refMax = 0.0;
   CaseBounds bounds;
 };
@@ -1074,6 +1097,7 @@ inline Verdict prepareCase(CaseData& cd, HostBuffers& h, const DeviceBuffers& d)
   if (!audit.empty()) return "GATE: exercise quantize-columns in case " + std::to_string(n) +
                              ": " + audit;
   columnCodeSums(h.qb.data(), n, n, cd.colSums.data());
+  cd.colErrors = columnErrorSums(h.b.data(), h.qb.data(), cd.bScales.data(), cd.colMax.data(), n);
   cd.bounds.col.resize(n);
   cd.bounds.colSqrt.resize(n);
   for (int c = 0; c < n; ++c) {
@@ -1096,7 +1120,8 @@ inline Verdict runCensuses(const CaseData& cd, const HostBuffers& h) {
   const int n = cd.n;
   const ActivationCensus ac = activationCensus(h.a.data(), static_cast<long long>(n) * n);
   printCensusLines(activationCensusLines(ac, n));
-  printCensusLines(storageCensusLines(storageCensus(h.b.data(), n, n, cd.colMax.data()), n, n));
+  printCensusLines(storageCensusLines(
+      storageCensus(h.b.data(), n, n, cd.colMax.data(), cd.bScales.data(), h.qb.data()), n, n));
   std::printf("\n");
   if (zeroPointGateHolds(ac)) return Verdict();
   char buf[256];
@@ -1267,41 +1292,7 @@ struct CaseSummary {
   double colSumRms = 0.0, colSumLargest = 0.0;  // in steps
 };
 
-// Whether B's rounding errors are independent, as the sqrtK diagnostic
-// supposes: each column's errors under its per-column codes, in units of its
-// step, summed down the column; over the columns that hold values, the rms of
-// those sums and the largest |sum|. Errors spread evenly over +-half a step
-// (variance 1/12) and independent give an rms of sqrt(K/12), and a largest
-// sum a few times that; errors that pile up one way in some column give a
-// largest sum many times that.
-struct ColumnErrorSums {
-  double rms = 0.0, largest = 0.0;
-};
-inline ColumnErrorSums columnErrorSums(const CaseData& cd, const HostBuffers& h) {
-  const int n = cd.n;
-  std::vector<double> sums(static_cast<size_t>(n), 0.0);
-  for (int p = 0; p < n; ++p) {
-    for (int c = 0; c < n; ++c) {
-      const float x = h.b[static_cast<long long>(p) * n + c];
-      const double step = cd.bScales[c];
-      sums[c] += (static_cast<double>(roundToInt8(x / cd.bScales[c])) * step - x) / step;
-    }
-  }
-  ColumnErrorSums r;
-  double sq = 0.0;
-  int columns = 0;
-  for (int c = 0; c < n; ++c) {
-    if (!(cd.colMax[c] > 0.0f)) continue;
-    sq += sums[c] * sums[c];
-    r.largest = std::max(r.largest, std::fabs(sums[c]));
-    ++columns;
-  }
-  r.rms = columns > 0 ? std::sqrt(sq / columns) : 0.0;
-  return r;
-}
-
-inline CaseSummary summarizeCase(const CaseData& cd, const RowResult rows[kNumRows],
-                                 const HostBuffers& h) {
+inline CaseSummary summarizeCase(const CaseData& cd, const RowResult rows[kNumRows]) {
   const RowCheck& one = rows[kRowOneScale].check;
   const RowCheck& col = rows[kRowPerColumn].check;
   const RowCheck& zp = rows[kRowZeroPoint].check;
@@ -1312,18 +1303,14 @@ inline CaseSummary summarizeCase(const CaseData& cd, const RowResult rows[kNumRo
   s.colSqrtFrac = col.sqrtFrac;
   s.gateRatio = one.colFrac / col.colFrac;  // the ladder gate made col.colFrac > 0
   s.rmsRatio = zp.rms() > 0.0 ? col.rms() / zp.rms() : 0.0;
-  const ColumnErrorSums sums = columnErrorSums(cd, h);
-  s.colSumRms = sums.rms;
-  s.colSumLargest = sums.largest;
+  s.colSumRms = cd.colErrors.rms;
+  s.colSumLargest = cd.colErrors.largest;
   return s;
 }
 
 // The cases side by side: the bad row's standing against the gate it is not
 // held to and against the sqrtK diagnostic, per-column's sqrtK standing, the
-// ladder's two gains, and the independence check of B's rounding errors.
-// The sums run over the n - 1 columns that hold values: independent errors
-// would put their rms near sqrt(K/12), and the largest of them above 4.5 times
-// that in fewer than n in 100,000 runs (4.5 standard deviations: 6.8e-6 each).
+// ladder's two gains, and B's column error sums (see columnErrorSums).
 inline void printSummary(const CaseSummary* s, int cases) {
   auto line = [&](const char* label, const char* format, double CaseSummary::*field) {
     std::printf("  %-56s", label);
@@ -1395,7 +1382,7 @@ inline Verdict runCase(int n, HostBuffers& h, const DeviceBuffers& d, CaseSummar
   }
   std::printf("\n");
   failure = ladderGate(rows, n);
-  if (failure.empty()) summary = summarizeCase(cd, rows, h);
+  if (failure.empty()) summary = summarizeCase(cd, rows);
   return failure;
 }
 
@@ -1428,9 +1415,8 @@ inline void freeDeviceBuffers(DeviceBuffers& d) {
   CUDA_CHECK(cudaFree(d.out));
 }
 
-// The lesson takes no argument. One option exists for compute-sanitizer, whose
-// instrumented kernels run hundreds of times slower: --cases N runs only the
-// first N cases (the suite's Sanitize: line uses it). Anything else: exit 2.
+// The only option: --cases N runs the first N cases (the Sanitize: line's
+// run). Anything else: exit 2.
 int casesToRun(int argc, char** argv) {
   if (argc == 1) return kNumCases;
   if (argc == 3 && std::strcmp(argv[1], "--cases") == 0 && argv[2][0] >= '1' &&
@@ -1440,10 +1426,6 @@ int casesToRun(int argc, char** argv) {
                        "usage: %s [--cases N]\n", kNumCases, argv[argc - 1], argv[0]);
   std::exit(2);
 }
-
-// =============================================================================
-// main
-// =============================================================================
 
 int main(int argc, char** argv) {
   const int cases = casesToRun(argc, argv);
@@ -1482,11 +1464,8 @@ int main(int argc, char** argv) {
 }
 
 // =============================================================================
-// Machinery: skip it on a first read. First this lesson's judges, each written
-// apart from what it judges: the audits of the two exercises, the host integer
-// reference of the exactness gate, and the walk over a row's errors. Then the
-// course toolkit, the blocks every lesson carries (error checks, timer,
-// reference GEMM, the correctness rule).
+// Machinery: skip it on a first read. This lesson's judges (the two audits,
+// the host integer reference, the walk over a row's errors), then the toolkit.
 // =============================================================================
 
 // The rescale the exactness gate expects, written apart from int8Epilogue so
@@ -1512,32 +1491,35 @@ inline bool sameBits(float x, float y) {
 // The int8-epilogue exercise, judged by what it returns: over a grid of sums
 // (some past 2^24, where int -> float rounds), zero points, column sums and
 // scales, epilogue (int8Epilogue in the lesson) must equal rescaleReference
-// bit for bit. count gets the number of rescales compared.
-inline Verdict auditEpilogue(EpilogueFn epilogue, int& count) {
+// bit for bit. equal counts the rescales that match, total those compared;
+// the verdict names the first that differs.
+inline Verdict auditEpilogue(EpilogueFn epilogue, int& equal, int& total) {
   const std::int32_t accs[] = {0, 1, -1, 4096, -777777, 16777217, -33554435, 66584575};
   const std::int32_t zeroPoints[] = {0, -128, 127, 3};
   const std::int32_t colSums[] = {0, 1, -7, 4321, -32512};
   const float aScales[] = {1.0f / 127.0f, 3.9215689e-3f};
   const float bScales[] = {6.2992126e-2f, 5.927e-4f, 1.0f / 3.0f, 1.0f};
-  count = 0;
+  equal = total = 0;
+  Verdict first;
   for (std::int32_t acc : accs)
     for (std::int32_t z : zeroPoints)
       for (std::int32_t cs : colSums)
         for (float as : aScales)
           for (float bs : bScales) {
-            ++count;
+            ++total;
             const float got = epilogue(acc, z, cs, as, bs);
             const float want = rescaleReference(acc, z, cs, as, bs);
-            if (sameBits(got, want)) continue;
+            if (sameBits(got, want)) ++equal;
+            if (sameBits(got, want) || !first.empty()) continue;
             char buf[256];
             std::snprintf(buf, sizeof buf,
                           "int8Epilogue(%d, %d, %d, %.7e, %.7e) = %.9e, want %.9e "
                           "(the contract's rescale)",
                           acc, z, cs, static_cast<double>(as), static_cast<double>(bs),
                           static_cast<double>(got), static_cast<double>(want));
-            return buf;
+            first = buf;
           }
-  return Verdict();
+  return first;
 }
 
 // The quantize-columns exercise, judged by its codes and scales alone, with
@@ -1550,16 +1532,17 @@ inline Verdict auditEpilogue(EpilogueFn epilogue, int& count) {
 //   double computes exactly) has the even one;
 // - the column's largest magnitude sits at code +127 or -127.
 // A quantizer that truncates, divides by another code maximum, takes a
-// neighbour's scale, rounds ties away from zero or divides an all-zero
-// column by 0 breaks one of these on the lesson's B (see makeInputs).
+// neighbour's scale, rounds ties away from zero, multiplies by 1/scale or
+// divides an all-zero column by 0 breaks one of these on the lesson's B.
 inline Verdict auditColumnCodes(const float* B, int K, int N, const float* colMax,
                                 const float* scales, const std::int8_t* codes) {
   char buf[256];
   for (int c = 0; c < N; ++c) {
     const float want = colMax[c] > 0.0f ? colMax[c] / 127.0f : 1.0f;
     if (!sameBits(scales[c], want)) {
-      std::snprintf(buf, sizeof buf, "column %d: scale %.7e, want colMax/127 = %.7e", c,
-                    static_cast<double>(scales[c]), static_cast<double>(want));
+      std::snprintf(buf, sizeof buf, "column %d: scale %.7e, want %s = %.7e", c,
+                    static_cast<double>(scales[c]),
+                    colMax[c] > 0.0f ? "colMax/127" : "1 (all zero)", static_cast<double>(want));
       return buf;
     }
   }
@@ -1598,17 +1581,13 @@ inline Verdict auditColumnCodes(const float* B, int K, int N, const float* colMa
   return Verdict();
 }
 
-// The host integer reference: the exactness gate's judge. The claim under
-// test is that the GPU's integer loop is exact, so each INT8 output must
-// equal, bit for bit, rescaleReference(the exact integer sum over the same
-// codes). The host forms every sum exactly in int32 (the same overflow bound)
-// and compares the bits of every element, at zero tolerance: 4 rows x
-// (256^3 + 1024^3 + 2048^3) = 3.9e10 multiply-adds, every one of them
-// computed: no sampling. It is fast because B's codes are transposed once
-// per rung into int16 (qbT, N x K), so both operands run along k, unit
-// stride; a 2 x 4 tile of C keeps eight int32 sums while k streams; and
-// compilers turn that reduction into pmaddwd (an AVX2 build is picked at run
-// time). Every sum stays exact: an int32 lane holds at most K*128*127.
+// The host integer reference, the exactness gate's judge: each INT8 output
+// must equal, bit for bit, rescaleReference(the exact int32 sum over the same
+// codes), for every element: 4 rows x (256^3 + 1024^3 + 2048^3) = 3.9e10
+// multiply-adds, no sampling. B's codes are transposed once per rung into
+// int16 (qbT, N x K), so both operands run along k; a 2 x 4 tile of C keeps
+// eight int32 sums while k streams, a reduction compilers turn into pmaddwd
+// (an AVX2 build is picked at run time).
 namespace int8_reference_detail {
 
 constexpr int kRows = 2;  // rows of A per tile
@@ -1819,7 +1798,7 @@ TimingStats timeKernel(Launch launch, int warmups, int samples) {
 // end common: timer
 // common: reference_gemm
 // Reference GEMM: C[i*N+j] = the sum over ascending k, from 0.0 in one double, of
-// double(A[i*K+k]) * double(B[k*N+j]), on the GPU, one thread per element. It is
+// double(A[i*K+k]) * double(B[k*N+j]), on the GPU. It is
 // independent of the kernels it judges: another precision (a float x float product
 // is exact in double, so each add rounds once), no tiling, no shared memory, no split
 // of k; and rows 0, M/2 and M-1, recomputed by a CPU loop, must match bit for bit.

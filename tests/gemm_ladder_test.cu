@@ -5,7 +5,8 @@
 // of steps 7-11: every output of the 128 x 128 tile owned by exactly one thread, and the
 // fragment reads of a warp contiguous (the reason step 7 gives for removing bank conflicts),
 // the split of K in steps 10-11: fixed by the sizes, covering K once, in whole panels, and
-// the float4s steps 9 and 11 move: the ones step 8 moves, to the same places.
+// the float4s steps 9 and 11 move: the ones step 8 moves, to the same places, and the lines
+// steps 3-4 print for a kernel that is not register-blocked yet (the starter's stand-in).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -161,7 +162,12 @@ TEST(GemmLadderTable, EachStepNamesItsOneChange) {
   EXPECT_NE(std::string(kLadder[1].changes).find("64 x 64 block tile"), std::string::npos);
   EXPECT_NE(std::string(kLadder[1].changes).find("panels still 16 deep"), std::string::npos);
   EXPECT_NE(std::string(kLadder[2].changes).find("same 64 x 64 block tile"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[3].changes).find("only the block tile: 128 x 128"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[3].changes).find("the block tile: 128 x 128"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[3].changes).find("at most 128 registers a thread (255)"),
+            std::string::npos);
+  EXPECT_EQ(65536 / (kMinBlocks * kThreads), 128) << "two blocks of 256 threads in 64 Ki registers";
+  EXPECT_GE(65536 / (kMinBlocks * kBM3 * kBN3 / (kTM * kTN)), 255)
+      << "step 3's two blocks of 64 threads leave the 255 registers a thread may hold";
   EXPECT_NE(std::string(kLadder[4].changes).find("16-byte global loads and stores"),
             std::string::npos);
   EXPECT_NE(std::string(kLadder[5].changes).find("padded to 132 floats"), std::string::npos);
@@ -213,6 +219,35 @@ TEST(GemmLadderTable, ElevenStepsEachLaunchingWholeTiles) {
   EXPECT_NE(kLadder[kAsyncStep].kernel, kLadder[kSplitStep].kernel);
   EXPECT_STREQ(kLadder[kInteriorStep].csv_name, "interior_loads");
   EXPECT_LE(2 * (kBK * kBMPad + kBK * kBN) * 4, 48 * 1024) << "no opt-in needed anywhere";
+}
+
+// The starter's run must tell no story its kernel contradicts: fed the attributes of an untiled
+// kernel (the starter's stand-in: 0 B of shared memory), steps 3 and 4 claim no shared-memory
+// reads and no reuse, and say what the kernel lacks; a register-blocked one gets the lesson's lines.
+TEST(GemmLadderStory, AnUntiledKernelIsToldWhatItLacksNotTheLessonsReason) {
+  cudaFuncAttributes untiled{}, blocked{}, fewRegs{};
+  untiled.numRegs = 106;  // the stand-in's step 3 in expected/h200/starter/gemm_ladder.txt
+  blocked.sharedSizeBytes = 16384, blocked.numRegs = 128;
+  fewRegs.sharedSizeBytes = 16384, fewRegs.numRegs = 40;
+  for (int s : {kExerciseStep, kExerciseStep + 1}) {
+    const std::string why = whyText(s, untiled);
+    EXPECT_EQ(why.find("FMA"), std::string::npos) << "step " << s + 1 << ": " << why;
+    EXPECT_EQ(why.find("read from shared memory"), std::string::npos) << why;
+    EXPECT_EQ(why.rfind("not yet register-blocked: step " + std::to_string(s + 1) + " keeps 0 B of "
+                        "panels in shared memory", 0), 0u) << why;
+    EXPECT_EQ(whyText(s, blocked), kLadder[s].why);
+    EXPECT_NE(whyText(s, fewRegs).find("holds 40 registers per thread"), std::string::npos);
+  }
+  EXPECT_EQ(changesText(kExerciseStep, untiled),
+            "the lesson's step 3: " + std::string(kLadder[kExerciseStep].changes));
+  EXPECT_EQ(changesText(kExerciseStep, blocked), kLadder[kExerciseStep].changes);
+  EXPECT_EQ(changesText(kExerciseStep + 1, untiled), kLadder[kExerciseStep + 1].changes)
+      << "step 4's change, the tile, is the starter's too";
+  EXPECT_NE(whyText(kExerciseStep + 1, untiled).find("its 128 x 16 A and 16 x 128 B panels need "
+                                                     "16384 B"), std::string::npos);
+  for (int s = 0; s < kSteps; ++s)
+    if (s != kExerciseStep && s != kExerciseStep + 1)
+      EXPECT_EQ(whyText(s, untiled), kLadder[s].why) << "step " << s + 1 << " is the lesson's own";
 }
 
 TEST(GemmLadderSplit, TheSplitFollowsFromTheSizesAlone) {

@@ -278,11 +278,11 @@ TEST(Inputs, PeriodicFormulas) {
 }
 
 TEST(DeviceLines, FormatsAndL2ForOtherCards) {
-  EXPECT_EQ(fp4Support(7, 5), "no");
-  EXPECT_EQ(fp4Support(9, 0), "no");
-  EXPECT_EQ(fp4Support(10, 0), "yes (tcgen05, sm_100a builds only)");
-  EXPECT_EQ(fp4Support(12, 0), "yes (block-scaled mma, sm_120a builds only)");
-  EXPECT_EQ(fp4Support(13, 0), "unknown to this program");
+  EXPECT_EQ(fp4Support(7), "no");
+  EXPECT_EQ(fp4Support(9), "no");
+  EXPECT_EQ(fp4Support(10), "yes (not from an sm_75 build)");
+  EXPECT_EQ(fp4Support(12), "yes (not from an sm_75 build)");
+  EXPECT_EQ(fp4Support(13), "unknown to this program");
   cudaDeviceProp t4{};
   t4.multiProcessorCount = 40;
   t4.l2CacheSize = 4 << 20;

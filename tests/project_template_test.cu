@@ -319,15 +319,17 @@ TEST(ProjectTemplateMetrics, TrafficModels) {
   Options o;
   o.m = o.n = o.k = 1;
   EXPECT_EQ(compulsoryBytes(o), 12.0);
-  EXPECT_EQ(modelledBytes(o, geometryFor(o)), 12.0) << "one load of A, one of B, one store";
+  EXPECT_EQ(modelledBytes(o, geometryFor(o), 2.0), 12.0) << "one load of A, one of B, one store";
   o.m = o.n = o.k = 1024;
   // Divisible sizes: the origin's 4MNK(1/T + 1/R), plus the C write it left out.
-  EXPECT_EQ(modelledBytes(o, geometryFor(o)), 4.0 * 1024 * 1024 * 1024 * (2.0 / 16) +
-                                                  4.0 * 1024 * 1024);
+  EXPECT_EQ(modelledBytes(o, geometryFor(o), 2.0), 4.0 * 1024 * 1024 * 1024 * (2.0 / 16) +
+                                                       4.0 * 1024 * 1024);
+  // Untiled (no shared-memory loads): 8 bytes per multiply-add, plus the C write.
+  EXPECT_EQ(modelledBytes(o, geometryFor(o), 0.0), 8.0 * 1024 * 1024 * 1024 + 4.0 * 1024 * 1024);
   EXPECT_EQ(compulsoryBytes(o), 12.0 * 1024 * 1024);
   o.k = 0;  // K = 0: only the C write, so AI = 0 and no 0/0
   EXPECT_EQ(compulsoryBytes(o), 4.0 * 1024 * 1024);
-  EXPECT_EQ(modelledBytes(o, geometryFor(o)), 4.0 * 1024 * 1024);
+  EXPECT_EQ(modelledBytes(o, geometryFor(o), 2.0), 4.0 * 1024 * 1024);
 }
 
 TEST(ProjectTemplateMetrics, RooflineIsTheMinimumAndRatesAreNeverNaN) {
@@ -390,7 +392,7 @@ std::string ridgeLine(double fp32Bound, double dramBound, double l2Bytes, const 
   c.l2_bytes = l2Bytes;
   const double flop = 2.0 * o.m * o.n * o.k;
   ::testing::internal::CaptureStdout();
-  printRidge(c, flop, compulsoryBytes(o), modelledBytes(o, geometryFor(o)));
+  printRidge(c, flop, compulsoryBytes(o), modelledBytes(o, geometryFor(o), 2.0));
   return ::testing::internal::GetCapturedStdout();
 }
 
@@ -411,15 +413,19 @@ TEST(ProjectTemplateMetrics, RidgePointSaysWhichRoofEachModelSitsUnder) {
             std::string::npos);
 }
 
-// The binding-roof line from bounds as the attributes give them (see ridgeLine above).
-std::string bindingLine(int sms, int mhz, int lanes, int memMhz, int bus, const Options& o) {
+// The binding-roof line from bounds as the attributes give them (see ridgeLine above), for a
+// kernel that declares `declared` bytes of shared memory (the lesson's: room for every launch).
+constexpr long long kLessonDeclares = (kMaxBlockThreads + kMaxTile * kMaxTile) * sizeof(float);
+std::string bindingLine(int sms, int mhz, int lanes, int memMhz, int bus, const Options& o,
+                        long long declared = kLessonDeclares) {
   Ceilings c{};
   c.fp32_bound_gflops = 2.0 * sms * lanes * mhz / 1e3;
   c.dram_bound_gbs = 2.0 * memMhz * bus / 8 / 1e3;
   SmemRoof s{};
   s.bound_gbs = double(sms) * 32 * 4 * mhz / 1e3;
   ::testing::internal::CaptureStdout();
-  printBindingRoof(c, s, 2.0 * o.m * o.n * o.k, compulsoryBytes(o));
+  printBindingRoof(c, s, 2.0 * o.m * o.n * o.k, compulsoryBytes(o),
+                   smemLoadsPerFma(declared, geometryFor(o)));
   return ::testing::internal::GetCapturedStdout();
 }
 
@@ -428,15 +434,15 @@ TEST(ProjectTemplateMetrics, SharedMemoryBindsTheTiledKernelAtTheDefaultSize) {
   EXPECT_EQ(bindingLine(132, 1980, 128, 3201, 6016, o),
             "[device] roofs from the attribute bounds at the compulsory AI: FP32 66908.2 GFLOP/s, "
             "DRAM 4814.3 GB/s x 170.67 FLOP/B = 821641.2 GFLOP/s, shared memory 33454.1 GB/s x 2 "
-            "FLOP / 8 bytes = 8363.5 GFLOP/s = FP32 bound / 8.00 (0: unknown); limited by shared "
+            "FLOP / 8 bytes = 8363.5 GFLOP/s = FP32 bound / 8.00 (0: unknown); lowest roof: shared "
             "memory\n")
       << "an H200: 2 loads of 4 bytes per FMA allow 1/8 of its 128 lanes";
   EXPECT_NE(bindingLine(40, 1590, 64, 5001, 256, o).find("= FP32 bound / 4.00 (0: unknown); "
-                                                        "limited by shared memory"),
+                                                        "lowest roof: shared memory"),
             std::string::npos)
       << "a T4: 1/4 of its 64 lanes";
   o.m = o.n = o.k = 1;  // AI 1/6: DRAM binds
-  EXPECT_NE(bindingLine(132, 1980, 128, 3201, 6016, o).find("limited by DRAM"), std::string::npos);
+  EXPECT_NE(bindingLine(132, 1980, 128, 3201, 6016, o).find("lowest roof: DRAM"), std::string::npos);
   o.k = 0;
   EXPECT_EQ(bindingLine(132, 1980, 128, 3201, 6016, o),
             "[device] roofs from the attribute bounds at the compulsory AI: n/a (no "
@@ -444,18 +450,58 @@ TEST(ProjectTemplateMetrics, SharedMemoryBindsTheTiledKernelAtTheDefaultSize) {
   o.k = 1024;
   EXPECT_NE(bindingLine(132, 1980, 0, 3201, 6016, o).find("FP32 0.0 GFLOP/s"), std::string::npos)
       << "no lane count: the FP32 bound is unknown and named 0";
-  EXPECT_EQ(kSmemLoadsPerFma, 2.0) << "As and Bs, once per multiply-add";
+  EXPECT_EQ(smemLoadsPerFma(kLessonDeclares, geometryFor(o)), 2.0) << "As and Bs, once per FMA";
+}
+
+// A starter run tells no story its kernel contradicts: the untiled stand-in declares 0 bytes
+// of shared memory (the tiling gate fires), so every line about the kernel uses the untiled
+// model: 8 bytes per multiply-add from global memory, no shared-memory roof.
+TEST(ProjectTemplateMetrics, AnUntiledKernelGetsTheUntiledModelNotTheTiledOne) {
+  Options o;  // the starter's default run, 1024^3
+  const Geometry g = geometryFor(o);
+  ASSERT_NE(tilingProblem(0, g), "") << "the gate says the stand-in is not tiled";
+  EXPECT_EQ(smemLoadsPerFma(0, g), 0.0);
+  EXPECT_EQ(smemLoadsPerFma(g.panel_bytes - 1, g), 0.0) << "too small for its panels: untiled";
+  EXPECT_EQ(modelledBytes(o, g, smemLoadsPerFma(0, g)), 8.0 * 1024 * 1024 * 1024 + 4.0 * 1024 * 1024)
+      << "the stand-in's traffic, not the tiled kernel's 541.07 MB";
+  for (const auto& gpu : {std::vector<int>{132, 1980, 128, 3201, 6016},    // an H200
+                          std::vector<int>{40, 1590, 64, 5001, 256}}) {   // a T4
+    const std::string line = bindingLine(gpu[0], gpu[1], gpu[2], gpu[3], gpu[4], o, 0);
+    EXPECT_EQ(line.find("shared memory"), std::string::npos) << line;
+    EXPECT_NE(line.find("no shared-memory roof (untiled model) (0: unknown); lowest roof: FP32\n"),
+              std::string::npos) << line;
+  }
+  SmemRoof s{};
+  s.measured_gbs = 32000.0;
+  ::testing::internal::CaptureStdout();
+  placeOnSmemRoof(2.0, 4000.0, s, smemLoadsPerFma(0, g));
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(),
+            "  shared-memory loads: none (the kernel does not hold its panels: untiled model), no "
+            "shared-memory roof\n");
+  // The ridge line places the untiled model's AI (2 / 8.004 = 0.25 FLOP/B), not the tiled 3.97.
+  Ceilings c{};
+  c.fp32_bound_gflops = 66908.16, c.dram_bound_gbs = 4814.4, c.l2_bytes = 60.0 * 1048576;
+  ::testing::internal::CaptureStdout();
+  printRidge(c, 2.0 * 1024 * 1024 * 1024, compulsoryBytes(o), modelledBytes(o, g, 0.0));
+  EXPECT_NE(::testing::internal::GetCapturedStdout().find("modelled AI 0.25 below"),
+            std::string::npos);
 }
 
 TEST(ProjectTemplateMetrics, TheSmemCeilingIsTheMeasuredBandwidthOverFourBytesPerFlop) {
   SmemRoof s{};
   s.measured_gbs = 32000.0;
   ::testing::internal::CaptureStdout();
-  placeOnSmemRoof(4000.0, s);
+  placeOnSmemRoof(2.0, 4000.0, s, 2.0);
   EXPECT_EQ(::testing::internal::GetCapturedStdout(),
             "  shared-memory loads: 2 per multiply-add, 8 bytes for 2 FLOP\n    ceiling = measured "
             "shared-memory bandwidth x 2 FLOP / 8 bytes = 8000.0 GFLOP/s, the median at 50.0% of "
             "measured ceiling\n");
+  ::testing::internal::CaptureStdout();
+  placeOnSmemRoof(0.0, 0.0, s, 2.0);  // K = 0: no multiply-add, no share of any roof
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(),
+            "  shared-memory loads: 2 per multiply-add, 8 bytes for 2 FLOP\n    ceiling = measured "
+            "shared-memory bandwidth x 2 FLOP / 8 bytes = 8000.0 GFLOP/s, share n/a (no floating-point "
+            "work)\n");
 }
 
 }  // namespace

@@ -61,9 +61,9 @@ TEST(QuantMatmulInputs, PlantedAllZeroColumnAndTies) {
     makeInputs(n, A.data(), B.data());
     columnMaxAbs(B.data(), n, n, colMax.data());
     EXPECT_EQ(colMax[kZeroColumn], 0.0f) << n;
-    const float step = std::ldexp(1.0f, kTieStepExponent);
+    const float step = kTieStep;
     EXPECT_EQ(colMax[kTieColumn], 127.0f * step) << "row 0's planted value is the largest";
-    EXPECT_EQ(symmetricScale(colMax[kTieColumn]), step) << "the scale is exactly 2^-6";
+    EXPECT_EQ(symmetricScale(colMax[kTieColumn]), step) << "the scale is exactly 15 * 2^-10";
     for (int t = 0; t < kNumTies; ++t)  // exactly halfway, also after the float division
       EXPECT_EQ(B[static_cast<size_t>(kTieFirstRow + t) * n + kTieColumn] / step, kTieSteps[t]);
     quantizeColumns(B.data(), n, n, colMax.data(), scales.data(), codes.data());
@@ -95,7 +95,8 @@ TEST(QuantMatmulInputs, ColumnErrorSumsAddLikeIndependentErrors) {
   cd.bScales.resize(n);
   columnMaxAbs(h.b.data(), n, n, cd.colMax.data());
   quantizeColumns(h.b.data(), n, n, cd.colMax.data(), cd.bScales.data(), codes.data());
-  const ColumnErrorSums sums = columnErrorSums(cd, h);
+  const ColumnErrorSums sums =
+      columnErrorSums(h.b.data(), codes.data(), cd.bScales.data(), cd.colMax.data(), n);
   const double independent = std::sqrt(n / 12.0);
   EXPECT_NEAR(sums.rms / independent, 1.0, 0.10) << sums.rms << " against " << independent;
   EXPECT_LT(sums.largest / independent, 4.5) << sums.largest;
@@ -112,20 +113,18 @@ TEST(QuantMatmulInputs, ColumnErrorSumsAddLikeIndependentErrors) {
     }
   columnMaxAbs(h.b.data(), n, n, cd.colMax.data());
   quantizeColumns(h.b.data(), n, n, cd.colMax.data(), cd.bScales.data(), codes.data());
-  EXPECT_GT(columnErrorSums(cd, h).largest / independent, 8.0);
+  EXPECT_GT(columnErrorSums(h.b.data(), codes.data(), cd.bScales.data(), cd.colMax.data(), n)
+                    .largest / independent, 8.0);
 }
 
 TEST(QuantMatmulInputs, ColumnErrorSumRmsByHand) {
   // 2 x 2: column 0 (scale 1) holds 0.25 and 0.25: errors -0.25 each, sum
   // -0.5; column 1 is all zero and left out. rms over 1 column: 0.5.
-  CaseData cd;
-  cd.n = 2;
-  cd.colMax = {127.0f, 0.0f};
-  cd.bScales = {1.0f, 1.0f};
-  HostBuffers h;
-  h.b = {0.25f, 0.0f, 0.25f, 0.0f};
-  EXPECT_DOUBLE_EQ(columnErrorSums(cd, h).rms, 0.5);
-  EXPECT_DOUBLE_EQ(columnErrorSums(cd, h).largest, 0.5);
+  const float colMax[2] = {127.0f, 0.0f}, scales[2] = {1.0f, 1.0f};
+  const float b[4] = {0.25f, 0.0f, 0.25f, 0.0f};
+  const std::int8_t codes[4] = {0, 0, 0, 0};
+  EXPECT_DOUBLE_EQ(columnErrorSums(b, codes, scales, colMax, 2).rms, 0.5);
+  EXPECT_DOUBLE_EQ(columnErrorSums(b, codes, scales, colMax, 2).largest, 0.5);
 }
 
 // ------------------------------------------------------------ rounding rule
@@ -302,18 +301,23 @@ float epilogueViaDouble(std::int32_t acc, std::int32_t z, std::int32_t cs, float
 }
 
 TEST(QuantMatmulAudits, EpilogueAuditAcceptsTheLessonsAndCorrectVariants) {
-  int count = 0;
-  EXPECT_EQ(auditEpilogue(int8Epilogue, count), "");
+  int equal = 0, count = 0;
+  EXPECT_EQ(auditEpilogue(int8Epilogue, equal, count), "");
   EXPECT_EQ(count, 1280);
-  EXPECT_EQ(auditEpilogue(epilogueViaDouble, count), "");
+  EXPECT_EQ(equal, 1280);
+  EXPECT_EQ(auditEpilogue(epilogueViaDouble, equal, count), "");
 }
 
 TEST(QuantMatmulAudits, EpilogueAuditRejectsWrongEpilogues) {
-  int count = 0;
+  int equal = 0, count = 0;
   for (EpilogueFn wrong : {epilogueNoZeroPoint, epilogueSignFlipped, epilogueScalesFirst,
-                           epilogueRawSum, epilogueSubtractInFloat})
-    EXPECT_NE(auditEpilogue(wrong, count), "");
-  EXPECT_NE(auditEpilogue(epilogueNoZeroPoint, count).find("int8Epilogue("), std::string::npos);
+                           epilogueRawSum, epilogueSubtractInFloat}) {
+    EXPECT_NE(auditEpilogue(wrong, equal, count), "");
+    EXPECT_EQ(count, 1280);
+    EXPECT_LT(equal, count);  // equal counts the matches only
+  }
+  EXPECT_NE(auditEpilogue(epilogueNoZeroPoint, equal, count).find("int8Epilogue("),
+            std::string::npos);
 }
 
 // The rescale reference is the same arithmetic as int8Epilogue, written apart:
@@ -404,6 +408,18 @@ TEST(QuantMatmulAudits, ColumnAuditRejectsAnotherTieRule) {
   EXPECT_EQ(up.codes[(kTieFirstRow + 4) * n + kTieColumn], -1);  // -1.5: up gives -1, even -2
 }
 
+// Multiplying by 1/scale where the rule divides: 1/(15 * 2^-10) is rounded in
+// float, so column 3's +-2.5-step ties land on the odd codes +-3.
+TEST(QuantMatmulAudits, ColumnAuditRejectsMultiplyingByTheReciprocal) {
+  ColumnCase c;
+  for (int e = 0; e < c.n * c.n; ++e)
+    c.codes[e] = roundToInt8(c.b[e] * (1.0f / c.scales[e % c.n]));
+  const int n = c.n;
+  EXPECT_EQ(c.codes[(kTieFirstRow + 2) * n + kTieColumn], 3);
+  EXPECT_EQ(c.codes[(kTieFirstRow + 5) * n + kTieColumn], -3);
+  EXPECT_NE(c.audit().find("exactly halfway"), std::string::npos) << c.audit();
+}
+
 TEST(QuantMatmulAudits, ColumnAuditRejectsAZeroScaleForTheAllZeroColumn) {
   ColumnCase c;
   for (int col = 0; col < c.n; ++col) c.scales[col] = c.colMax[col] / 127.0f;  // no guard
@@ -411,6 +427,7 @@ TEST(QuantMatmulAudits, ColumnAuditRejectsAZeroScaleForTheAllZeroColumn) {
   const std::string verdict = c.audit();
   EXPECT_NE(verdict.find("column " + std::to_string(kZeroColumn) + ": scale 0"),
             std::string::npos) << verdict;
+  EXPECT_NE(verdict.find("want 1 (all zero)"), std::string::npos) << verdict;
 }
 
 TEST(QuantMatmulAudits, ColumnAuditRejectsAMissedTopCodeAndTheStandIn) {
@@ -669,9 +686,11 @@ TEST(QuantMatmulCensus, SmallTensorsByHand) {
   EXPECT_LT(ac.asymmetric.maxErr, 1.0 / 510.0 + 1e-7);
   // B = 2 x 2; column 1 is 8 times quieter: per column is exact there.
   const float B[4] = {8.0f, 1.0f, -4.0f, -0.5f};
-  float colMax[2];
+  float colMax[2], scales[2];
+  std::int8_t codes[4];
   columnMaxAbs(B, 2, 2, colMax);
-  const StorageCensus sc = storageCensus(B, 2, 2, colMax);
+  quantizeColumns(B, 2, 2, colMax, scales, codes);
+  const StorageCensus sc = storageCensus(B, 2, 2, colMax, scales, codes);
   EXPECT_EQ(sc.maxAbs, 8.0);
   EXPECT_EQ(sc.count, 4);
   // -4 in column 0 (step 8/127) sits at -63.5 steps: half a step, 1/254 of 8.
@@ -693,12 +712,15 @@ const std::vector<CensusLine>& expectedCensusLines() {
   static const std::vector<CensusLine> lines = [] {
     const int n = kMaxN;
     const long long count = static_cast<long long>(n) * n;
-    std::vector<float> A(count), B(count), colMax(n);
+    std::vector<float> A(count), B(count), colMax(n), scales(n);
+    std::vector<std::int8_t> codes(count);
     makeInputs(n, A.data(), B.data());
     columnMaxAbs(B.data(), n, n, colMax.data());
+    quantizeColumns(B.data(), n, n, colMax.data(), scales.data(), codes.data());
     std::vector<CensusLine> all = activationCensusLines(activationCensus(A.data(), count), n);
     const std::vector<CensusLine> storage =
-        storageCensusLines(storageCensus(B.data(), n, n, colMax.data()), n, n);
+        storageCensusLines(
+            storageCensus(B.data(), n, n, colMax.data(), scales.data(), codes.data()), n, n);
     all.insert(all.end(), storage.begin(), storage.end());
     return all;
   }();

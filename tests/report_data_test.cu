@@ -159,6 +159,22 @@ TEST(ReportDataVerify, TheLadderPassesTrueOutputsAndFailsEveryPlantedError) {
   EXPECT_NE(rc.why.find("n = 200"), std::string::npos) << rc.why;
 }
 
+// A student's sample is their own: the NaN and the +0.5 go to a row it skips, wherever it samples,
+// so a ladder without the finiteness scan or the cross-check cannot pass on its sampled rows alone.
+TEST(ReportDataVerify, ThePlantedErrorsSitInARowTheSampleSkips) {
+  const long long n = 96;
+  std::vector<long long> rows = sampleRows(n);
+  EXPECT_EQ(plantedElement(HostLadder(n, rows).rr, n), (n / 2 + 1) * n + n / 3) << "the lesson's";
+  rows = {0, n / 2 + 1, n / 2 + 2, n - 1};  // a student's sample holding row n/2 + 1
+  EXPECT_EQ(plantedElement(HostLadder(n, rows).rr, n) / n, n / 2 + 3);
+  rows.clear();
+  for (long long i = 0; i < n; ++i) if (i != 5) rows.push_back(i);  // every row but 5: wraps round
+  EXPECT_EQ(plantedElement(HostLadder(n, rows).rr, n) / n, 5);
+  rows.push_back(5);
+  std::sort(rows.begin(), rows.end());
+  EXPECT_EQ(plantedElement(HostLadder(n, rows).rr, n) / n, n / 2 + 1) << "all sampled: the reference sees it";
+}
+
 TEST(ReportDataVerify, TheFullCheckComparesEveryElementAndNamesTheFirstFailure) {
   const long long n = 40;
   std::vector<long long> every(static_cast<size_t>(n));
@@ -212,14 +228,14 @@ TEST(ReportDataRoofs, TheBindingRoofIsTheLowestBound) {
 
 // One CSV row, printed on the host: the same number of cells as the header, every tolerance there.
 std::vector<std::string> row(Kernel k, long long n, const Scan& s, const TimingStats* t,
-                             double naiveMs) {
+                             double naiveMs, bool holdsTiles = true) {
   Ceilings c = kH200.c;
   c.copy_gbs = 4000.0;
   c.fp32_gflops = 64000.0;
   SmemRoof sm = kH200.s;
   sm.measured_gbs = 32000.0;
   ::testing::internal::CaptureStdout();
-  printRow(k, n, RowCheck{"ref", Verdict::kPass, ""}, s, t, naiveMs, c, sm);
+  printRow(k, n, RowCheck{"ref", Verdict::kPass, ""}, s, t, naiveMs, c, sm, holdsTiles);
   const std::string line = ::testing::internal::GetCapturedStdout();
   std::vector<std::string> cells(1);
   for (char ch : line.substr(0, line.size() - 1)) {
@@ -282,6 +298,63 @@ TEST(ReportDataCsv, EveryRowHasTheHeadersCellsAndItsTolerances) {
                            "speedup"})
     EXPECT_EQ(at(r, name), "") << name;
   EXPECT_EQ(at(r, "rtol"), "1.000e-05") << "an untimed row still prints its tolerances";
+  // The starter's stand-in holds no tiles (the GATE says so): its tiled rows take naive's model,
+  // never the tiled kernel's shared-memory loads or roof.
+  r = row(Kernel::kTiled, 2048, s, &tiled, naive.median_ms, false);
+  ASSERT_EQ(r.size(), header.size());
+  EXPECT_EQ(at(r, "smem_loads_per_fma"), "0");
+  EXPECT_NE(at(r, "limited_by"), "shared memory");
+  EXPECT_EQ(at(r, "model_load_gb"), "68.7195") << "8 n^3 bytes, naive's model";
+  EXPECT_EQ(at(r, "ai_model"), "0.250");
+  EXPECT_EQ(at(r, "pct_of_roof"), pct(100.0 * gflops / 64000.0)) << "no shared-memory roof";
+}
+
+// The # lines and the gain line, printed on the host from a device's attribute bounds.
+cudaDeviceProp propOf(const char* name, int l2MiB, int threadsPerSm) {
+  cudaDeviceProp p{};
+  std::snprintf(p.name, sizeof p.name, "%s", name);
+  p.l2CacheSize = l2MiB * 1048576, p.maxThreadsPerMultiProcessor = threadsPerSm;
+  return p;
+}
+std::string preamble(const Bounds& b, const cudaDeviceProp& p, bool holdsTiles) {
+  SmemRoof s = b.s;
+  std::snprintf(s.bound, sizeof s.bound, "(bound)");
+  const int blocks[2] = {8, 8};
+  ::testing::internal::CaptureStdout();
+  printPreamble(p, b.c, s, holdsTiles, blocks);
+  return ::testing::internal::GetCapturedStdout();
+}
+std::string gainLine(const Bounds& b, bool holdsTiles) {
+  Ladder L;
+  L.n = 2048, L.naiveGflops = 1000.0, L.tiledGflops = 1500.0, L.holdsTiles = holdsTiles;
+  Ceilings c = b.c;
+  c.fp32_gflops = 0.9 * b.c.fp32_bound_gflops;
+  ::testing::internal::CaptureStdout();
+  printGainLine(L, c, b.s);
+  return ::testing::internal::GetCapturedStdout();
+}
+
+TEST(ReportDataRoofs, EveryLineAboutTiledFollowsTheKernelItRuns) {
+  const cudaDeviceProp h200 = propOf("H200", 60, 2048), t4 = propOf("T4", 4, 1024);
+  const std::string tiled = preamble(kH200, h200, true);
+  EXPECT_NE(tiled.find("tiled's 4 is below it (bandwidth roof)"), std::string::npos) << tiled;
+  EXPECT_NE(tiled.find("a roof of 8363.5 GFLOP/s = FP32 bound / 8.00; naive loads none"),
+            std::string::npos) << tiled;
+  EXPECT_NE(preamble(kT4, t4, true).find("= FP32 bound / 4.00; naive loads none"), std::string::npos)
+      << "a T4's 64 lanes: the shared-memory roof is a quarter of its FP32 bound";
+  const std::string untiled = preamble(kH200, h200, false);  // the starter: 0 bytes of shared memory
+  EXPECT_EQ(untiled.find("a roof of"), std::string::npos) << untiled;
+  EXPECT_EQ(untiled.find("tiled's L = 2"), std::string::npos) << untiled;
+  EXPECT_NE(untiled.find("tiled's 0.25 is below it"), std::string::npos) << untiled;
+  EXPECT_NE(untiled.find("naive and tiled (no tiles yet) load none from it"), std::string::npos);
+  EXPECT_NE(gainLine(kH200, true).find("8363.5 GFLOP/s, is 8.36x naive's rate: the most this tiled "
+                                       "kernel, one output a thread, could gain here"),
+            std::string::npos);
+  EXPECT_NE(gainLine(kT4, true).find("2035.2 GFLOP/s, is 2.04x naive's rate"), std::string::npos)
+      << "a T4: 40 SMs x 32 banks x 4 bytes x 1590 MHz x 2 / 8";
+  const std::string gain = gainLine(kH200, false);
+  EXPECT_NE(gain.find("it holds no tiles yet, so no shared-memory roof applies"), std::string::npos);
+  EXPECT_EQ(gain.find("could gain"), std::string::npos) << gain;
 }
 
 TEST(ReportDataCheck, TheScanKeepsTheTolerancesItApplied) {

@@ -114,11 +114,26 @@ TEST(TestingLesson, VerdictsCountTestsFailuresAndSurprises) {
   report(v, "refused launch", Outcome{false, 0.0f, "not launched"}, 10.0, 1.0f, Expect::Fail);
   const std::string out = testing::internal::GetCapturedStdout();
   EXPECT_EQ(v.tests, 5);
+  EXPECT_EQ(v.launched, 4);
   EXPECT_EQ(v.failed, 3);
   EXPECT_EQ(v.surprises, 2);
   EXPECT_NE(out.find("  unexpected pass                    XPASS"), std::string::npos);
   EXPECT_NE(out.find("  unexpected fail                    FAIL "), std::string::npos);
   EXPECT_NE(out.find("  refused launch                     XFAIL not launched"), std::string::npos);
+}
+
+TEST(TestingLesson, GoldenSnapshotRejectsOnlyASumItGot) {
+  // Phase 4 says the snapshot rejected gpuSumRevised only when the wrapper
+  // returned a sum; a refused launch (the starter's stand-in) is named as such.
+  Verdicts golden;
+  testing::internal::CaptureStdout();
+  report(golden, "golden", Outcome{false, 0.0f, "not written yet"}, 11815.5, 0.0f, Expect::Fail);
+  testing::internal::GetCapturedStdout();
+  EXPECT_EQ(golden.failed, 1);
+  EXPECT_STREQ(snapshotFault(golden), "gpuSumRevised returned no sum to judge");
+  Verdicts rejected{1, 1, 1, 0}, passed{1, 1, 0, 1};
+  EXPECT_EQ(snapshotFault(rejected), nullptr);
+  EXPECT_STREQ(snapshotFault(passed), "the golden snapshot passed gpuSumRevised");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@ measured kernel's ratio to cuBLAS (expected/<gpu>/data/anchors.csv, verify.json'
 import csv
 import io
 import statistics
+import time
 from pathlib import Path
 
 from .model import course
@@ -14,8 +15,9 @@ ROUNDS = 3
 
 
 def lesson_runs(root):
-    """(lesson, arguments, how to pick its rows) of every anchor run in scripts/course.json."""
-    return [(c.name, a["args"], a.get("pick", "all")) for c in course(root) for a in c.anchor_runs]
+    """(lesson, arguments, how to pick its rows, in how many of the ROUNDS it runs) of every anchor
+    run in scripts/course.json (a run whose own setup takes many seconds may run in fewer)."""
+    return [(c.name, a["args"], a.get("pick", "all"), a.get("rounds", ROUNDS)) for c in course(root) for a in c.anchor_runs]
 
 
 def csv_rows(text):
@@ -48,15 +50,24 @@ def cublas_gflops(text):
     return float(rows[0]["gflops"]) if rows and "gflops" in rows[0] else None
 
 
+def same_iters(args):
+    """The lesson run's -iters, for the anchor: both sides time as many launches (a large size
+    takes fewer, so the anchors phase stays short)."""
+    args = list(args)
+    return args[args.index("-iters"):args.index("-iters") + 2] if "-iters" in args[:-1] else []
+
+
 def interleave(root, bin_dir, anchor, progress, runner=run_binary):
     """{(lesson, kernel, n): [gflops...]} and {n: [cublas gflops...]} over ROUNDS interleaved rounds."""
     lesson_g, cublas_g = {}, {}
-    for _ in range(ROUNDS):
-        for lesson, args, pick in lesson_runs(root):
+    for round_no in range(ROUNDS):
+        for lesson, args, pick, rounds in lesson_runs(root):
             binary = Path(bin_dir) / lesson
-            if not binary.is_file():
+            if round_no >= rounds or not binary.is_file():
                 continue
+            start = time.monotonic()
             result = runner(binary, args)
+            progress(f"anchors: {lesson} {' '.join(args)}: {time.monotonic() - start:.1f} s")
             if result["exit_code"] != 0:
                 progress(f"anchors: {lesson} {' '.join(args)} exited {result['exit_code']}; skipped")
                 continue
@@ -64,7 +75,9 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
             for kernel, n, g in rows:
                 lesson_g.setdefault((lesson, kernel, n), []).append(g)
             for n in dict.fromkeys(n for _, n, _ in rows):
-                got = cublas_gflops(runner(anchor, ["-n", str(n)])["stdout"])
+                start = time.monotonic()
+                got = cublas_gflops(runner(anchor, ["-n", str(n)] + same_iters(args))["stdout"])
+                progress(f"anchors: cublas_sgemm -n {n}: {time.monotonic() - start:.1f} s")
                 if got:
                     cublas_g.setdefault(n, []).append(got)
     return lesson_g, cublas_g

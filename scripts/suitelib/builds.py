@@ -3,6 +3,7 @@
 import hashlib
 import json
 import threading
+import time
 from pathlib import Path
 
 
@@ -32,3 +33,17 @@ class BuildCache:
 
 
 BUILD_CACHE = None  # verify sets a BuildCache for its run; None: every build on its own
+
+
+class Stopwatch:
+    """Seconds spent in named steps (verify's record keeps them, to say where a slow job goes)."""
+
+    def __init__(self):
+        self.laps = {}
+
+    def lap(self, name, fn, *args, **kwargs):
+        start = time.monotonic()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.laps[name] = round(time.monotonic() - start, 1)

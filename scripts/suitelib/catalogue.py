@@ -242,6 +242,18 @@ def base_program(root, attempt):
     return lesson(root, attempt.lesson, starter=attempt.base == "starter")
 
 
+def attempt_program(root, attempt):
+    """(the lesson an attempt is built and judged as, the attempt's full text)."""
+    return lesson(root, attempt.lesson), attempt.apply(base_program(root, attempt).text)
+
+
+def prebuild(prog, text, arch=None, sass=None):
+    """Build into builds.BUILD_CACHE ahead of the job that runs it (verify compiles while the GPU
+    times); a failure is only reported by that job, which finds it in the cache."""
+    with tempfile.TemporaryDirectory(prefix="suite-prebuild-") as tmp:
+        return build_in_scratch(prog, text, tmp, arch, sass)[1]
+
+
 def check_attempts(root):
     """Every attempt's edits apply exactly once; >= 2 wrong and >= 2 correct per solution region; no
     attempt carries its own args (all are judged over every Run: line); the speed rules are sound."""
@@ -321,12 +333,19 @@ def replace_region(text, region, body):
     return "".join(lines[:r.open_line]) + body.rstrip("\n") + "\n" + "".join(lines[r.close_line - 1:])
 
 
-def build_in_scratch(prog, text, tmp, arch=None):
+def build_in_scratch(prog, text, tmp, arch=None, sass=None):
     """Write text under the program's file name in tmp and compile it with its Build: line (with
-    -arch=ARCH in place of the line's -arch where arch is given); through builds.BUILD_CACHE where set.
+    -arch=ARCH in place of the line's -arch where arch is given; with the machine code of sass,
+    such as sm_90, added beside the line's own targets where given, as the CMake build adds the
+    GPU's own: then that GPU runs it without compiling its PTX first); through builds.BUILD_CACHE
+    where set.
 
     Returns (binary path, None) or (None, the compiler's first error line)."""
     argv = prog.build_argv()
+    if sass and not arch and f"={sass}" not in " ".join(argv) + " ":
+        n = sass.split("_", 1)[1]
+        argv[1:1] = ["-gencode", f"arch=compute_{n},code={sass}"] + (
+            [] if _arch_slots(argv) else ["-gencode", f"arch=compute_{NVCC_DEFAULT_ARCH // 10},code=sm_{NVCC_DEFAULT_ARCH // 10}"])
     if arch:
         target = native_arch() if arch == "native" else arch
         if target is None:
@@ -364,15 +383,17 @@ def run_mutant(root, prog, mutant):
     entry = {"name": mutant.name, "description": mutant.description}
     if mutant.arch:
         entry["arch"] = mutant.arch
+    clock = builds.Stopwatch()
     with tempfile.TemporaryDirectory(prefix="suite-mutant-") as tmp:
-        binary, failure = build_in_scratch(prog, mutant.apply(prog.text), tmp, mutant.arch)
+        binary, failure = clock.lap("build", build_in_scratch, prog, mutant.apply(prog.text), tmp, mutant.arch)
+        entry["seconds"] = clock.laps
         if binary is None:
             entry.update(killed=False, outcome=failure)
             return entry
         if mutant.sanitizer:
-            return _sanitized_mutant(entry, prog, mutant, binary)
+            return clock.lap("sanitize", _sanitized_mutant, entry, prog, mutant, binary)
         args = mutant.args if mutant.args is not None else prog.runs()[0].args
-        result = run_binary(binary, args)
+        result = clock.lap("run", run_binary, binary, args)
     gate_named = mutant.expect is None or mutant.expect in result["stderr"]
     entry["killed"] = result["exit_code"] == EXIT_FAIL and gate_named
     entry["outcome"] = one_line(result)

@@ -5,6 +5,7 @@ text generate.sync_plan computes, the same text `sync` writes."""
 import concurrent.futures
 import difflib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -40,6 +41,40 @@ def check_markers(root):
                 errors.append(f"{prog.rel}:{region.open_line}: a {'starter' if prog.is_starter else 'lesson'} "
                               f"may not hold '{wrong}' regions")
     return errors
+
+
+IDEA_BY_LINE = 120  # the design's bound: a lesson's first kernel or exercise opens within it
+
+
+def idea_first_problems(rel, text):
+    """A lesson's first kernel (a `__global__` line outside the common blocks) or solution/exercise
+    region opens by IDEA_BY_LINE, and no toolkit declarations (a `common: *_decl` block) precede it."""
+    regions, _ = parse_regions(rel, text)  # malformed markers: the markers check reports them
+    common = [(r.open_line, r.close_line) for r in regions if r.kind == "common"]
+    kernels = [no for no, line in enumerate(text.splitlines(), 1)
+               if re.search(r"\b__global__\b", line.split("//")[0])
+               and not any(a < no < b for a, b in common)]
+    firsts = kernels[:1] + [r.open_line for r in regions if r.kind in ("solution", "exercise")]
+    if not firsts:
+        return [f"{rel}:1: no __global__ kernel and no solution region: a lesson tells its idea first"]
+    idea, errors = min(firsts), []
+    if idea > IDEA_BY_LINE:
+        errors.append(f"{rel}:{idea}: the first kernel or exercise region opens at line {idea}, past line "
+                      f"{IDEA_BY_LINE}: put the idea and its kernels right after the header, and what they "
+                      f"do not need after them")
+    early = [r for r in regions if r.kind == "common" and r.name.endswith("_decl") and r.open_line < idea]
+    if early:
+        more = f" and {len(early) - 1} more" if len(early) > 1 else ""
+        errors.append(f"{rel}:{early[0].open_line}: toolkit declarations (common block '{early[0].name}'{more}) "
+                      f"come before the first kernel or exercise region (line {idea}): move them after it, "
+                      f"into the machinery band before the code that first needs them")
+    return errors
+
+
+def check_idea_first(root):
+    """Every lesson opens with its idea: its first kernel or exercise region within the first
+    IDEA_BY_LINE lines, the toolkit's declarations after it (starters follow their lessons)."""
+    return [e for prog in programs(root) if not prog.is_starter for e in idea_first_problems(prog.rel, prog.text)]
 
 
 def _common_bodies(item):
@@ -215,7 +250,7 @@ def check_transcripts(root, gpu=DEFAULT_GPU):
 def registry():
     """name -> check function (the order `check` runs them in)."""
     return {
-        "markers": check_markers, "common": check_common, "starters": check_starters,
+        "markers": check_markers, "idea-first": check_idea_first, "common": check_common, "starters": check_starters,
         "build-lines": check_build_lines, "transcripts": check_transcripts,
         "verify-record": check_verify_record, "charts": check_charts, "docs": check_docs,
         "spoilers": spoilers.check_spoilers,

@@ -265,7 +265,8 @@ def cmd_attempts(args):
     cats, names = catalogue.selected(args.root, args.names, "attempts")  # names first, then the GPU
     facts = require_gpu("attempts")
     root, gpu = args.root, args.gpu or facts.slug
-    jobs = [(root, a, gpu, cats[n].student_worded) for n in names for a in cats[n].attempts]
+    sass = catalogue.native_arch()  # the GPU's own machine code beside the Build: line's, as verify builds them
+    jobs = [(root, a, gpu, cats[n].student_worded, sass) for n in names for a in cats[n].attempts]
     entries = catalogue.run_parallel(exercises.run_attempt, jobs)
     record = load_record(root, gpu)
     if record is None:

@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 from . import EXIT_FAIL, EXIT_OK, EXIT_SKIP, SuiteError, UsageError, read_text, write_file
-from . import catalogue, panerecord, running, sanitize
+from . import builds, catalogue, panerecord, running, sanitize
 from .judge import (decided, exercise_lesson, exit_hint, expected_of, first_difference, judge_runs, lesson_runs,
                     report, run_label, speed_of, verdict, which_run, worded_of)
 from .model import Program, find_lesson_run, lesson
@@ -218,24 +218,28 @@ def attempt_entry_ok(entry):
     return entry.get("accepted") is (entry.get("kind") == "correct")
 
 
-def run_attempt(root, attempt, gpu, worded):
-    """Build one attempt with the lesson's Build line (once), judge it over every recorded run and,
-    where every run passed, by the exercise's sanitizer checks; return its record entry."""
+def run_attempt(root, attempt, gpu, worded, sass=None):
+    """Build one attempt with the lesson's Build line (once; plus the machine code of sass, the
+    GPU's own, where given), judge it over every recorded run (up to the first that rejects it)
+    and, where every run passed, by the exercise's sanitizer checks; return its record entry."""
     entry = {"lesson": attempt.lesson, "region": attempt.region, "name": attempt.name, "kind": attempt.kind,
              "runs": [run.id for run in lesson_runs(root, attempt.lesson)]}
-    les = lesson(root, attempt.lesson)
-    text = attempt.apply(catalogue.base_program(root, attempt).text)
+    les, text = catalogue.attempt_program(root, attempt)
+    clock = builds.Stopwatch()
     with tempfile.TemporaryDirectory(prefix="suite-attempt-") as tmp:
-        binary, failure = catalogue.build_in_scratch(les, text, tmp)
+        binary, failure = clock.lap("build", catalogue.build_in_scratch, les, text, tmp, None, sass)
+        entry["seconds"] = clock.laps
         if binary is None:
             entry.update(accepted=False, outcome=failure)
             return entry
-        judged = judge_runs(root, attempt.lesson, gpu, worded, lambda args: running.run_binary(binary, args))
+        judged = clock.lap("runs", judge_runs, root, attempt.lesson, gpu, worded,
+                           lambda args: running.run_binary(binary, args), True)
+        entry["runs"] = [run.id for run, _, _ in judged]
         failed = [(run, cmp) for run, _, cmp in judged if not cmp.ok]
         if not failed:
             # The attempt is its lesson outside its region: the sanitizers instrument that region's kernels.
-            clean, said = sanitize.judge(binary, les, les.text, text, region=attempt.region,
-                                         only=sanitize.region_kernels(text, region=attempt.region))
+            clean, said = clock.lap("sanitize", sanitize.judge, binary, les, les.text, text, region=attempt.region,
+                                    only=sanitize.region_kernels(text, region=attempt.region))
             entry["sanitizer"] = said
     entry["accepted"] = not failed and clean is not False
     if failed:

@@ -54,8 +54,10 @@ def run_label(run):
     return "run " + run.command()
 
 
-def judge_runs(root, name, gpu, worded, run_fn):
-    """[(run, result, Comparison)] over every recorded run of the lesson; run_fn(args) -> result.
+def judge_runs(root, name, gpu, worded, run_fn, stop_at_failure=False):
+    """[(run, result, Comparison)] over every recorded run of the lesson (up to the first that
+    fails, with stop_at_failure: verify's attempts, whose verdict that run already decides);
+    run_fn(args) -> result.
 
     The one function that judges a student's exercise and a catalogue attempt."""
     judged = []
@@ -63,6 +65,8 @@ def judge_runs(root, name, gpu, worded, run_fn):
         expected = expected_of(root, run, gpu)
         result = run_fn(run.args)
         judged.append((run, result, verdict(expected, result, worded, run_label(run))))
+        if stop_at_failure and not judged[-1][2].ok:
+            break
     return judged
 
 

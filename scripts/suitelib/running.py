@@ -1,6 +1,7 @@
 """Running programs: binaries, builds through CMake, the GPU facts of this machine, CLI table rows."""
 
 import glob
+import errno
 import os
 import re
 import shlex
@@ -34,11 +35,17 @@ def run_binary(binary, args, timeout=RUN_TIMEOUT_S, prefix=()):
         if not os.access(binary, os.X_OK):
             raise UsageError(f"{binary}: is not executable (chmod +x it, or rebuild it)")
     start = time.monotonic()
-    try:
-        proc = subprocess.Popen(list(prefix) + [str(binary)] + list(args),
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    except OSError as exc:
-        raise SuiteError(f"{binary}: cannot run it ({exc.strerror})")
+    for attempt in range(5):
+        try:
+            proc = subprocess.Popen(list(prefix) + [str(binary)] + list(args),
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            break
+        except OSError as exc:
+            # "Text file busy": another thread's child, forked while a program was being written,
+            # still holds it open for a moment (verify builds and runs on many threads at once).
+            if exc.errno != errno.ETXTBSY or attempt == 4:
+                raise SuiteError(f"{binary}: cannot run it ({exc.strerror})")
+            time.sleep(0.2 * (attempt + 1))
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -3,11 +3,11 @@ build, the Compiler Explorer budget of every run, mutants, student attempts judg
 the speed exercises in a serial phase of their own, cuBLAS anchors, the GPU CTest run) and writes expected/<gpu>/verify.json + verify.md with the sha256 of every file it verified;
 `check --only verify-record` reads that record back."""
 
-import concurrent.futures
 import hashlib
 import json
 import os
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -131,10 +131,19 @@ def _attempt_problems(root, record, rel, cats):
         if name not in run_ids:
             path = Path(root) / "lessons" / f"{name}.cu"
             run_ids[name] = [r.id for r in Program(root, path).runs()] if path.is_file() else None
-        if run_ids[name] is not None and e.get("runs") != run_ids[name]:
+        if run_ids[name] is not None and e.get("runs") != run_ids[name] and not stopped_at_rejection(e, run_ids[name]):
             errors.append(f"{rel}: student attempt {name}/{e.get('name')} was judged over {e.get('runs')}, not "
-                          f"every recorded run of lessons/{name}.cu {run_ids[name]} (run verify or attempts)")
+                          f"every recorded run of lessons/{name}.cu {run_ids[name]}, nor those up to the one that "
+                          f"rejected it (run verify or attempts)")
     return errors
+
+
+def stopped_at_rejection(entry, run_ids):
+    """A rejected attempt judged over the lesson's runs in order up to the one its outcome names:
+    that run decided the verdict, so verify runs no more of them."""
+    runs = entry.get("runs")
+    return (entry.get("accepted") is False and isinstance(runs, list) and 0 < len(runs) <= len(run_ids)
+            and runs == run_ids[:len(runs)] and str(entry.get("outcome", "")).startswith(f"rejected at {runs[-1]}:"))
 
 
 def _file_problems(root, record, rel, gpu):
@@ -164,6 +173,8 @@ WHOLE_RUN_LIMIT_S = 300  # the whole verify, its CTest run included, fits the GP
 def _run_problems(record, rel):
     """The run itself: timed by phase, and a whole run within its five minutes."""
     errors = []
+    if not isinstance(record.get("phases_s"), dict):
+        errors.append(f"{rel}: no per-phase wall times (phases_s): recorded before verify timed its phases (run verify)")
     total = record.get("total_wall_s")
     if not record.get("partial") and isinstance(total, (int, float)) and total > WHOLE_RUN_LIMIT_S:
         errors.append(f"{rel}: the whole verify took {total} s, over its {WHOLE_RUN_LIMIT_S} s "
@@ -184,6 +195,17 @@ def rejudge_speed(entries):
     return entries
 
 
+def _speed_record_problems(record, cats, rel):
+    """Speed entries only for exercises that have a speed rule today (a partial run keeps others' entries)."""
+    errors = []
+    for e in record.get("exercise_speed", []):
+        cat = cats.get(e.get("lesson"))
+        if cat is None or cat.speed is None or cat.speed.region != e.get("region"):
+            errors.append(f"{rel}: a speed record for {e.get('lesson')}/{e.get('region')}, which has no speed rule "
+                          f"(run verify)")
+    return errors
+
+
 def check_verify_record(root, gpu=DEFAULT_GPU):
     """expected/<gpu>/verify.json covers every program, attempt and file, is current, records no failure."""
     rel = record_path(root, gpu).relative_to(root).as_posix()
@@ -195,8 +217,8 @@ def check_verify_record(root, gpu=DEFAULT_GPU):
     if record is None:
         return [f"{rel}:1: missing: run 'scripts/suite.py verify' on the GPU"]
     return (_program_problems(root, record, rel, cats) + _attempt_problems(root, record, rel, cats)
-            + speed.speed_problems(record, cats, rel) + _run_problems(record, rel)
-            + _common_kernel_problems(record, rel)
+            + speed.speed_problems(record, cats, rel) + _speed_record_problems(record, cats, rel)
+            + _run_problems(record, rel) + _common_kernel_problems(record, rel)
             + _file_problems(root, record, rel, gpu) + _ctest_problems(record, rel) + anchor_problems(root, record, rel))
 
 
@@ -237,38 +259,67 @@ def job_repeat(native, prog):
     return (mask(r["stdout"]), mask(r["stderr"]), r["exit_code"])
 
 
-SANITIZER_WORKERS = 4  # compute-sanitizer runs at once: more only share the one GPU and slow every one
+SANITIZER_WORKERS = 6  # compute-sanitizer runs at once, of all the workers: the rest run everything else
 
 
-def run_jobs(jobs, deadline, progress):
-    """Run (key, fn, args) jobs, in the order given, until the deadline: the sanitizer jobs in a pool
-    of their own, SANITIZER_WORKERS wide, the rest on the other cores.
-    ({key: result} of those that finished, {key: seconds each took})."""
-    results, durations = {}, {}
-    pools = {"sanitizer": concurrent.futures.ThreadPoolExecutor(max_workers=SANITIZER_WORKERS),
-             "other": concurrent.futures.ThreadPoolExecutor(
-                 max_workers=max(1, (os.cpu_count() or 2) - 2 - SANITIZER_WORKERS))}
+def run_jobs(jobs, deadline, progress, workers=None):
+    """Run (key, fn, args) jobs on every core, each worker taking the first queued job it
+    may: at most SANITIZER_WORKERS sanitizer jobs at once, so a long sanitizer queue never holds
+    every worker, and no worker idles while any job waits. ({key: result} of those that finished
+    by the deadline, {key: seconds each took}.)"""
+    workers = workers or max(SANITIZER_WORKERS + 1, os.cpu_count() or 2)
+    queue, results, durations = list(jobs), {}, {}
+    running = {"sanitizer": 0}
+    cond = threading.Condition()
 
-    def timed(key, fn, fargs):
-        start = time.monotonic()
-        try:
-            return fn(*fargs)
-        finally:
-            durations[key] = time.monotonic() - start
+    def take():
+        with cond:
+            while True:
+                if time.monotonic() > deadline:
+                    return None
+                for i, job in enumerate(queue):
+                    if job[0][0] != "sanitizer" or running["sanitizer"] < SANITIZER_WORKERS:
+                        running["sanitizer"] += job[0][0] == "sanitizer"
+                        return queue.pop(i)
+                if not queue:
+                    return None
+                cond.wait(1.0)
 
-    futures = {pools["sanitizer" if key[0] == "sanitizer" else "other"].submit(timed, key, fn, fargs): key
-               for key, fn, fargs in jobs}
-    try:
-        for fut in concurrent.futures.as_completed(futures, timeout=max(1.0, deadline - time.monotonic())):
-            key = futures[fut]
-            results[key] = fut.result()
+    def worker():
+        while True:
+            job = take()
+            if job is None:
+                return
+            key, fn, fargs = job
+            start = time.monotonic()
+            try:
+                value = fn(*fargs)
+            except Exception as exc:  # one job's crash is its failure, not the run's
+                value = None
+                progress(f"{job_name(key)}: failed: {type(exc).__name__}: {exc}")
+            with cond:
+                durations[key] = time.monotonic() - start
+                if value is not None:
+                    results[key] = value
+                running["sanitizer"] -= key[0] == "sanitizer"
+                cond.notify_all()
             progress(f"{key[0]} {key[1]}{' ' + str(key[2]) if len(key) > 2 and key[2] != '' else ''}: "
-                     f"done in {durations.get(key, 0.0):.1f} s")
-    except concurrent.futures.TimeoutError:
-        progress(f"deadline reached: {len(futures) - len(results)} jobs not finished (recorded as failures)")
-    for pool in pools.values():
-        pool.shutdown(wait=False, cancel_futures=True)
-    return results, durations
+                     f"done in {durations[key]:.1f} s")
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=max(0.0, deadline - time.monotonic()))
+    with cond:
+        unfinished = len(jobs) - len(durations)
+        if unfinished:
+            progress(f"deadline reached: {unfinished} jobs not finished (recorded as failures)")
+        return dict(results), dict(durations)
+
+
+def job_name(key):
+    return " ".join(str(k) for k in key if k != "")
 
 
 def program_entry(prog, results, cats):
@@ -340,7 +391,9 @@ def probe_jobs(root, native):
             for _, _, target, src in commonkernels.COMMON_RACECHECK if (Path(root) / src).is_file()]
 
 
-def make_jobs(root, progs, native, ptx75, gpu, cats):
+def make_jobs(root, progs, native, ptx75, gpu, cats, sass=None):
+    """Every untimed GPU job; sass: the GPU's own machine code, built into each attempt beside its
+    Build: line's targets (as the exercise's CMake build does), so no attempt waits on the PTX JIT."""
     jobs = probe_jobs(root, native)
     for p in progs:
         opts, sargs = p.sanitize_spec()
@@ -354,7 +407,7 @@ def make_jobs(root, progs, native, ptx75, gpu, cats):
         if not p.is_starter and p.name in cats:
             jobs += [(("mutant", p.rel, m.name), catalogue.run_mutant, (root, p, m)) for m in cats[p.name].mutants]
             worded = cats[p.name].student_worded
-            jobs += [(("attempt", p.rel, a.region, a.name), exercises.run_attempt, (root, a, gpu, worded))
+            jobs += [(("attempt", p.rel, a.region, a.name), exercises.run_attempt, (root, a, gpu, worded, sass))
                      for a in cats[p.name].attempts]
     return jobs
 
@@ -407,7 +460,8 @@ def verify_table(record):
         rows += ["", "Slowest jobs of the parallel phase: "
                  + "; ".join(f"{j['job']} {j['s']} s" for j in record["slowest_jobs"]) + "."]
     if record.get("student_attempts"):
-        rows += ["", "## Student attempts (each judged over every recorded run of its lesson)", "",
+        rows += ["", "## Student attempts (each judged over every recorded run of its lesson, up to the first "
+                 "that rejects it)", "",
                  exercises.attempt_table(record["student_attempts"]).rstrip("\n")]
     if record.get("exercise_speed"):
         rows += ["", "## Speed exercises", "", speed_table(record["exercise_speed"]).rstrip("\n")]

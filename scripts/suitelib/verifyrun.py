@@ -1,19 +1,22 @@
-"""`verify` as one run in timed phases, meant to fit the GPU machine's ten-minute call with bless
-(not yet measured doing so: docs/notes/pending/README.md):
+"""`verify` as one run in timed phases, meant to fit the GPU machine's ten-minute call with bless:
 
-  build     both trees (native sm_75+sm_90, and sm_75 alone) of every program, at once;
+  build     the native tree (sm_75+sm_90) of every program; then, on every core but the timed
+            runs' two, in the background: the sm_75-only tree, and every attempt, mutant and speed
+            program (compiling is CPU work: it overlaps the timed phases, which use the GPU alone);
   budget    every lesson run's Compiler Explorer budget, one at a time, pinned to one core;
+  speed     the speed exercises, timed alone on an idle GPU;
+  anchors   the cuBLAS anchors, timed alone, interleaved;
+  compile   what the background builds still need (their binaries are cached for their jobs);
   parallel  everything that times nothing, on every core at once, longest first: the CTest run
             of the command-line tables (native tree, no rebuild), the sanitizers (four at a time),
-            mutants and attempts, the speed exercises' builds, the transcript runs and repeats;
-  speed     the speed exercises, timed alone on an idle GPU;
-  anchors   the cuBLAS anchors, timed alone, interleaved.
+            mutants and attempts, the transcript runs and repeats.
 
 The record says how long each phase and the whole run took, with the command, whether the run was
 partial, and the slowest jobs, so the next change to verify starts from figures, not guesses."""
 
 import concurrent.futures
 import datetime
+import json
 import os
 import shlex
 import sys
@@ -22,14 +25,14 @@ import time
 from pathlib import Path
 
 from . import SuiteError
-from . import builds, speed
+from . import builds, catalogue, speed
 from .anchors import measure_anchors
 from .model import data_recordings, lesson
 from .running import ctest_gpu, run_measured
-from .verify import (BUDGET, BUDGET_KEYS, build_tree, load_record, make_jobs, probe_entries, probe_targets, program_entry,
+from .verify import (BUDGET, BUDGET_KEYS, build_tree, job_name, load_record, make_jobs, probe_entries, probe_targets, program_entry,
                      run_jobs, write_record)
 
-SLOWEST_KEPT = 40  # the slowest parallel jobs the record names
+SLOWEST_KEPT = 80  # the slowest parallel jobs the record names
 
 
 class Clock:
@@ -53,15 +56,66 @@ class Clock:
         return round(time.monotonic() - self.t0, 1)
 
 
-def build_phase(root, progs):
-    """(native bin, sm_75 bin): built at once; the GPU CTest run uses the native tree's programs."""
+TIMED_CPUS = 2  # cores kept free of compiling for the timed runs (budget, speed, anchors)
+
+
+def split_cpus():
+    """(the timed runs' cores, the compilers' cores): all of them for both on a small machine."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) <= TIMED_CPUS + 1:
+        return set(cpus), set(cpus)
+    return set(cpus[:TIMED_CPUS]), set(cpus[TIMED_CPUS:])
+
+
+def build_native(root, progs):
+    """The native tree (the dev preset's: after `bless`, nothing to rebuild), with the anchor."""
     targets = [p.target for p in progs] + probe_targets(root)
     anchor = ["cublas_sgemm"] if (Path(root) / "anchors" / "CMakeLists.txt").exists() else []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        # The dev preset's own tree (same architectures and build type): after `bless`, nothing to rebuild.
-        native = pool.submit(build_tree, root, "dev", "75;90", targets, anchor)
-        sm75 = pool.submit(build_tree, root, "verify-sm75", "75", targets)
-        return native.result(), sm75.result()
+    return build_tree(root, "dev", "75;90", targets, anchor)
+
+
+def build_sm75(root, progs):
+    return build_tree(root, "verify-sm75", "75", [p.target for p in progs] + probe_targets(root))
+
+
+def compile_jobs(root, progs, cats, speed_names, tmp, sass=None):
+    """The background builds, the ones a timed phase waits for first: the sm_75 tree, the speed
+    exercises' programs, then every attempt and mutant, the largest sources first."""
+    jobs = [(("speed-build", name, ""), speed_build, (root, cats, name, tmp)) for name in speed_names]
+    jobs.append((("build", "verify-sm75", ""), build_sm75, (root, progs)))
+    rest = []
+    for p in progs:
+        if p.is_starter or p.name not in cats:
+            continue
+        for a in cats[p.name].attempts:
+            les, text = catalogue.attempt_program(root, a)
+            rest.append((len(text), ("build", p.rel, "attempt " + a.name), catalogue.prebuild, (les, text, None, sass)))
+        for m in cats[p.name].mutants:
+            rest.append((len(p.text), ("build", p.rel, "mutant " + m.name), catalogue.prebuild,
+                         (p, m.apply(p.text), m.arch)))
+    return jobs + [(key, fn, args) for _, key, fn, args in sorted(rest, key=lambda r: -r[0])]
+
+
+class Background:
+    """Jobs run on the compilers' cores while the main thread times on its own."""
+
+    def __init__(self, jobs, cpus):
+        self.pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=max(1, len(cpus)), initializer=lambda: os.sched_setaffinity(0, cpus))
+        self.futures = {key: self.pool.submit(fn, *args) for key, fn, args in jobs}
+
+    def result(self, key, deadline):
+        """The job's result, or its error text (a SuiteError from a build, or the deadline)."""
+        try:
+            return self.futures[key].result(timeout=max(1.0, deadline - time.monotonic()))
+        except concurrent.futures.TimeoutError:
+            return f"{job_name(key)}: not built by the deadline"
+        except SuiteError as exc:
+            return str(exc)
+
+    def wait(self, deadline):
+        concurrent.futures.wait(list(self.futures.values()), timeout=max(1.0, deadline - time.monotonic()))
+        self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 def budget_phase(progs, native):
@@ -82,22 +136,17 @@ def speed_build(root, cats, name, tmp):
         return str(exc)
 
 
-def parallel_jobs(root, progs, native, ptx75, gpu, cats, speed_names, with_ctest, tmp, last=()):
-    """Every untimed job, the longest first so none is left alone at the end: those the last record
-    names among its slowest by their time then, the rest by kind."""
-    jobs = make_jobs(root, progs, native, ptx75, gpu, cats)
-    jobs += [(("speed-build", name, ""), speed_build, (root, cats, name, tmp)) for name in speed_names]
+def parallel_jobs(root, progs, native, ptx75, gpu, cats, with_ctest, last=(), sass=None):
+    """Every untimed GPU job, the longest first so none is left alone at the end: those the last
+    record names among its slowest by their time then, the rest by kind."""
+    jobs = make_jobs(root, progs, native, ptx75, gpu, cats, sass)
     if with_ctest:
         jobs.append((("ctest", "gpu", ""), ctest_gpu, (root, native.parent)))
     known = {j.get("job"): j.get("s", 0) for j in last if isinstance(j, dict)}
     return sorted(jobs, key=lambda job: (-known.get(job_name(job[0]), -1), job_rank(job)))
 
 
-def job_name(key):
-    return " ".join(str(k) for k in key if k != "")
-
-
-JOB_ORDER = ("ctest", "sanitizer", "attempt", "speed-build", "mutant", "run", "repeat")
+JOB_ORDER = ("ctest", "sanitizer", "attempt", "mutant", "run", "repeat")
 TOOL_ORDER = ("racecheck", "memcheck", "initcheck", "synccheck")
 
 
@@ -134,29 +183,59 @@ def slowest(durations):
     return [{"job": job_name(key), "s": round(s, 1)} for key, s in top]
 
 
+def write_job_log(root, jobs, durations):
+    """build/verify-jobs.json: every parallel job's seconds, in the order they were queued (None:
+    not started or not finished), for the next change to verify to start from."""
+    (Path(root) / "build").mkdir(exist_ok=True)
+    rows = [{"job": job_name(key), "s": round(durations[key], 1) if key in durations else None} for key, _, _ in jobs]
+    (Path(root) / "build" / "verify-jobs.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+
+
 def run_verify(root, args, facts, gpu, progs, cats):
     """The whole verification; returns the record it wrote (verify.json and verify.md)."""
     clock = Clock()
     # Every attempt and mutant is its own sm_75 binary whose PTX the driver compiles at its first run;
     # a cache too small for them all (256 MiB by default) would compile some again at every run.
     os.environ.setdefault("CUDA_CACHE_MAXSIZE", str(4 << 30))
+    # A cache of its own, writable wherever verify runs (an unwritable home would cache nothing).
+    os.environ.setdefault("CUDA_CACHE_PATH", str(Path(root) / "build" / "jit-cache"))
     partial = bool(args.only)
     with_ctest = not args.no_ctest
     speed_names = [p.name for p in progs if not p.is_starter and p.name in cats and cats[p.name].speed]
-    native, ptx75 = clock.run("build", build_phase, root, progs)
-    budget = clock.run("budget", budget_phase, progs, native)
+    timed_cpus, build_cpus = split_cpus()
+    sass = catalogue.native_arch()
     last = (load_record(root, gpu) or {}).get("slowest_jobs", [])
+    deadline = clock.t0 + args.deadline
     with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
-        # An attempt the speed phase times too is built once, for both (the same text and command).
+        # Each attempt, mutant and speed program is built once, in the background, for every job that runs it.
         builds.BUILD_CACHE = builds.BuildCache(Path(tmp) / "builds")
+        background = None
         try:
-            jobs = parallel_jobs(root, progs, native, ptx75, gpu, cats, speed_names, with_ctest, tmp, last)
+            native = clock.run("build", build_native, root, progs)
+            background = Background(compile_jobs(root, progs, cats, speed_names, tmp, sass), build_cpus)
+            # The timed phases run on cores no compiler uses, with the GPU to themselves.
+            os.sched_setaffinity(0, timed_cpus)
+            try:
+                budget = clock.run("budget", budget_phase, progs, native)
+                built = {name: background.result(("speed-build", name, ""), deadline) for name in speed_names}
+                timed = clock.run("speed", speed.speed_phase, root, cats, speed_names, clock.progress, None, built)
+                old = load_record(root, gpu) if partial else None
+                # A partial verify measures only its lessons' anchors and keeps the others' as recorded.
+                kept = [e for e in (old or {}).get("anchors", []) if e.get("lesson") not in {p.name for p in progs}]
+                anchors = clock.run("anchors", lambda: measure_anchors(root, native, gpu, clock.progress, kept=kept))
+            finally:
+                os.sched_setaffinity(0, timed_cpus | build_cpus)
+            # What the background builds have left: the sm_75 tree, then every attempt and mutant.
+            ptx75 = clock.run("compile", lambda: (background.result(("build", "verify-sm75", ""), deadline),
+                                                  background.wait(deadline))[0])
+            if isinstance(ptx75, str):
+                raise SuiteError(ptx75)
+            jobs = parallel_jobs(root, progs, native, ptx75, gpu, cats, with_ctest, last, sass)
             clock.progress(f"parallel: {len(jobs)} jobs")
-            results, durations = clock.run("parallel", run_jobs, jobs, clock.t0 + args.deadline, clock.progress)
-            # The speed exercises run alone, after every other GPU job: timings of a busy GPU decide nothing.
-            built = {name: results.get(("speed-build", name, "")) for name in speed_names}
-            timed = clock.run("speed", speed.speed_phase, root, cats, speed_names, clock.progress, None, built)
+            results, durations = clock.run("parallel", run_jobs, jobs, deadline, clock.progress)
         finally:
+            if background is not None:
+                background.pool.shutdown(wait=False, cancel_futures=True)
             builds.BUILD_CACHE = None
     entries = [program_entry(p, results, cats) for p in progs]
     for e in entries:
@@ -171,17 +250,15 @@ def run_verify(root, args, facts, gpu, progs, cats):
               "budget": BUDGET, "programs": entries, "student_attempts": attempts_of(results, progs, cats)}
     record["exercise_speed"] = timed
     record["common_kernels"] = probe_entries(root, results)
-    old = load_record(root, gpu) if partial else None
     if old:
         merge_partial(record, old, progs, speed_names)
-    # A partial verify measures only its lessons' anchors and keeps the others' as recorded.
-    kept = [e for e in (old or {}).get("anchors", []) if e.get("lesson") not in {p.name for p in progs}]
-    record["anchors"] = clock.run("anchors", lambda: measure_anchors(root, native, gpu, clock.progress, kept=kept))
+    record["anchors"] = anchors
     record["ctest_gpu"] = results.get(("ctest", "gpu", "")) if with_ctest else (old or {}).get("ctest_gpu")
     if with_ctest and record["ctest_gpu"] is None:
         record["ctest_gpu"] = {"passed": 0, "failed": 1, "skipped": 0, "note": "not finished by the deadline"}
     record["phases_s"] = dict(clock.phases)
     record["slowest_jobs"] = slowest(durations)
+    write_job_log(root, jobs, durations)
     record["total_wall_s"] = clock.total()
     log = [n for p in progs for r in p.runs()
            for n in (results.get(("run", p.rel, r.id)) or {"notes": [f"{r.id}: not finished"]})["notes"]]

@@ -117,7 +117,7 @@ class TestSpeedRules(CatalogueScratch):
             catalogue.replace_region(text, "thrice", "x")
 
 
-def fake_build(prog, text, tmp):
+def fake_build(prog, text, tmp, arch=None, sass=None):
     """A 'compiler' for the demo: the program prints twice(42) as the attempt's source computes it."""
     body = re.search(r"int twice\(int v\) \{ return (.*?); \}", text).group(1)
     value = eval(body, {}, {"v": 42})
@@ -140,7 +140,9 @@ class TestAttemptRunner(CatalogueScratch):
         self.assertEqual({k: e["accepted"] for k, e in entries.items()},
                          {"stand-in": False, "plus-one": False, "times-two": True, "add-self": True})
         self.assertTrue(all(exercises.attempt_entry_ok(e) for e in entries.values()))
-        self.assertEqual(set(entries["stand-in"]), {"lesson", "region", "name", "kind", "runs", "accepted", "outcome"})
+        self.assertEqual(set(entries["stand-in"]), {"lesson", "region", "name", "kind", "runs", "accepted", "outcome",
+                                                    "seconds"})
+        self.assertEqual(set(entries["times-two"]["seconds"]), {"build", "runs", "sanitize"})
         self.assertEqual(entries["times-two"]["runs"], ["demo", "demo@twice"])
 
     def test_wrong_only_off_the_default_run_is_rejected_naming_the_run(self):
@@ -148,6 +150,13 @@ class TestAttemptRunner(CatalogueScratch):
         entry = self.judge_all()["plus-one"]
         self.assertFalse(entry["accepted"])
         self.assertIn("rejected at demo@twice: run ./demo --twice: stdout differs", entry["outcome"])
+        self.assertEqual(entry["runs"], ["demo", "demo@twice"])
+
+    def test_an_attempt_stops_at_the_run_that_rejects_it(self):
+        self.record(self.run_of("demo"), stdout="answer 41\n")  # every attempt now fails the first run
+        entry = self.judge_all()["times-two"]
+        self.assertTrue(entry["outcome"].startswith("rejected at demo:"), entry["outcome"])
+        self.assertEqual(entry["runs"], ["demo"])
 
     def test_judged_against_the_lessons_recording(self):
         self.record(self.run_of("demo@twice"), stdout="answer 85\n")
@@ -253,7 +262,7 @@ class TestMutantArch(CatalogueScratch):
     def test_the_record_names_the_arch_a_mutant_was_built_for(self):
         seen = []
 
-        def fake_build(prog, text, tmp, arch=None):
+        def fake_build(prog, text, tmp, arch=None, sass=None):
             seen.append(arch)
             return None, "does not compile: planted"
         mutant = catalogue.Mutant("guarded", "x", "return 42;", "return 43;", "GATE:", arch="native")
@@ -262,6 +271,42 @@ class TestMutantArch(CatalogueScratch):
         self.assertEqual(seen, ["native"])
         self.assertEqual(entry["arch"], "native")
         self.assertFalse(entry["killed"])
+
+
+class TestAttemptMachineCode(CatalogueScratch):
+    """verify builds each attempt with its Build: line plus the GPU's own machine code (as the
+    exercise's CMake build does), so the GPU runs it without first compiling its PTX."""
+
+    def argv_for(self, **kw):
+        seen = []
+
+        def fake_compile(prog, text, argv, folder):
+            seen.append(argv)
+            return None, "does not compile: planted"
+        with patched(catalogue, "_compile", fake_compile):
+            catalogue.build_in_scratch(resolve_source(self.root, "demo"), "text", self.root, **kw)
+        return seen[0]
+
+    def test_the_gpus_own_code_beside_the_build_lines(self):
+        plain = self.argv_for()
+        added = self.argv_for(sass="sm_90")
+        self.assertEqual([a for a in added if a not in plain], ["-gencode", "arch=compute_90,code=sm_90"])
+        self.assertEqual(added[0], plain[0])
+
+    def test_nothing_added_where_the_line_builds_it_or_a_mutant_names_its_arch(self):
+        line = resolve_source(self.root, "demo").build_argv()
+        own = next(a.split("=", 1)[1] for a in line if a.startswith("-arch="))
+        self.assertEqual(self.argv_for(sass=own), self.argv_for())
+        self.assertNotIn("-gencode", self.argv_for(arch="sm_80", sass="sm_90"))
+
+    def test_verify_passes_the_gpus_code_to_every_attempt(self):
+        from suitelib import verify
+        from suitelib.model import programs
+        jobs = verify.make_jobs(self.root, programs(self.root), Path("n"), Path("p"), "h200",
+                                catalogue.load(self.root), sass="sm_90")
+        attempts = [args for key, _, args in jobs if key[0] == "attempt"]
+        self.assertTrue(attempts)
+        self.assertTrue(all(args[-1] == "sm_90" for args in attempts))
 
 
 if __name__ == "__main__":

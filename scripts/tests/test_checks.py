@@ -29,6 +29,50 @@ class TestCommonCopies(Scratch):
         self.assertCheckFails("common", "lessons/demo.cu:1:", "does not carry the common block 'cuda_check'")
 
 
+class TestIdeaFirst(Scratch):
+    """A lesson opens with its idea: its first kernel or exercise region by line 120, and no toolkit
+    declarations (a `common: *_decl` block) before it. The fixture's idea is its solution region."""
+
+    FILLER = "// a line of the header\n" * 100  # pushes what follows past line 120
+    KERNEL = "__global__ void idea(int* x) { *x = 42; }\n"
+    DECL = "// common: tiny_decl\nint tiny();\n// end common: tiny_decl\n"
+
+    def test_clean_fixture_passes(self):
+        self.assertCheckPasses("idea-first")
+
+    def test_first_region_past_line_120_fails(self):
+        self.edit("lessons/demo.cu", "// snippet: answer", self.FILLER + "// snippet: answer")
+        where = self.line_of("lessons/demo.cu", "// solution: twice")
+        self.assertCheckFails("idea-first", where, "past line 120")
+
+    def test_an_early_kernel_is_the_idea(self):
+        self.edit("lessons/demo.cu", "// snippet: answer", self.KERNEL + self.FILLER + "// snippet: answer")
+        self.assertCheckPasses("idea-first")
+
+    def test_a_kernel_in_a_comment_or_a_common_block_is_not_the_idea(self):
+        self.edit("lessons/demo.cu", "// end common: cuda_check", self.KERNEL + "// end common: cuda_check")
+        self.edit("lessons/demo.cu", "// snippet: answer", "// " + self.KERNEL + self.FILLER + "// snippet: answer")
+        self.assertCheckFails("idea-first", self.line_of("lessons/demo.cu", "// solution: twice"), "past line 120")
+
+    def test_declarations_before_the_first_kernel_fail(self):
+        self.edit("lessons/demo.cu", "// snippet: answer", self.DECL + "// snippet: answer")
+        where = self.line_of("lessons/demo.cu", "// common: tiny_decl")
+        self.assertCheckFails("idea-first", where, "common block 'tiny_decl'", "come before the first kernel")
+
+    def test_declarations_after_the_first_kernel_pass(self):
+        self.edit("lessons/demo.cu", "// end solution\n", "// end solution\n" + self.DECL)
+        self.assertCheckPasses("idea-first")
+
+    def test_a_lesson_without_kernel_or_region_fails(self):
+        self.edit("lessons/demo.cu", "// solution: twice\n", "")
+        self.edit("lessons/demo.cu", "// end solution\n", "")
+        self.assertCheckFails("idea-first", "lessons/demo.cu:1:", "no __global__ kernel")
+
+    def test_starters_are_not_judged(self):
+        self.edit("starter/demo.cu", "// snippet: answer", self.FILLER + "// snippet: answer")
+        self.assertCheckPasses("idea-first")
+
+
 class TestAnchorCopies(Scratch):
     """The anchors (anchors/*.cu, no lessons) carry the common blocks too: check sees a drifted copy."""
 

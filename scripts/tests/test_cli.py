@@ -66,7 +66,8 @@ class TestCommandLine(Scratch):
 
     def test_list_checks(self):
         names = self.main("list-checks")[1].split()
-        for name in ("markers", "common", "starters", "build-lines", "transcripts", "verify-record", "docs", "mutants"):
+        for name in ("markers", "idea-first", "common", "starters", "build-lines", "transcripts", "verify-record",
+                     "docs", "mutants"):
             self.assertIn(name, names)
 
 

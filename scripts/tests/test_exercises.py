@@ -384,7 +384,7 @@ class TestSpeedDecision(unittest.TestCase):
                       speed.speed_message(speed_decision(sol, sol, [1.0] * 5), spec))
 
 
-def fake_speed_build(prog, text, tmp):
+def fake_speed_build(prog, text, tmp, arch=None, sass=None):
     """A 'compiler' for the demo: prints what the real program would, and a time that depends on the code."""
     import re
     body = re.search(r"int twice\(int v\) \{ return (.*?); (?:/\* SLOW \*/ )?\}", text).group(1)

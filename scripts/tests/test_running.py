@@ -161,6 +161,25 @@ class TestRunErrors(Scratch):
         status, _, err = self.main("run", "demo", "--bin-dir", str(self.root / "nothing"))
         self.assertOneLineError(status, err, EXIT_USAGE)
 
+    def test_a_program_busy_for_a_moment_is_run_again(self):
+        """ETXTBSY: a child forked by another thread while the program was written still holds it."""
+        import errno
+        import subprocess
+        bin_dir = self.fake("demo", "echo hi")
+        real, tries = subprocess.Popen, []
+
+        def busy_twice(*a, **k):
+            tries.append(1)
+            if len(tries) <= 2:
+                raise OSError(errno.ETXTBSY, "Text file busy")
+            return real(*a, **k)
+        with patched(subprocess, "Popen", busy_twice):
+            self.assertEqual(running.run_binary(bin_dir / "demo", [])["stdout"], "hi\n")
+        self.assertEqual(len(tries), 3)
+        with patched(subprocess, "Popen", lambda *a, **k: (_ for _ in ()).throw(OSError(errno.ETXTBSY, "Text file busy"))):
+            with self.assertRaises(running.SuiteError):
+                running.run_binary(bin_dir / "demo", [])
+
     def test_without_cmake_on_path(self):
         with tempfile.TemporaryDirectory() as tmp, env(PATH=fake_path_with(tmp, {})):
             status, _, err = self.main("run", "demo")

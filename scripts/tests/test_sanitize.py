@@ -117,7 +117,7 @@ class TestExerciseSanitizer(SanitizerScratch):
         self.assertEqual(self.calls(), [])
 
 
-def fake_build(prog, text, tmp):
+def fake_build(prog, text, tmp, arch=None, sass=None):
     """Every attempt 'compiles' to a program that prints the lesson's answers (no run shows it wrong)."""
     path = Path(tmp) / "demo"
     path.write_text("#!/bin/sh\n" + PASSING + "\n")

@@ -6,7 +6,7 @@ import subprocess
 import unittest
 from pathlib import Path
 
-from helpers import Scratch
+from helpers import Scratch, patched
 from suitelib import anchors, commands, exercises, running, speed, verify, verifyrun
 from suitelib.model import programs
 
@@ -135,7 +135,20 @@ class TestVerifyRecord(Scratch):
     def test_attempt_judged_on_the_default_run_only(self):
         self.write_record(lambda r: r["student_attempts"][1].update(runs=["demo"]))
         self.assertCheckFails("verify-record", "student attempt demo/plus-one was judged over ['demo'], not every "
-                              "recorded run of lessons/demo.cu ['demo', 'demo@twice']")
+                              "recorded run of lessons/demo.cu ['demo', 'demo@twice'], nor those up to the one that "
+                              "rejected it")
+
+    def test_a_rejected_attempt_may_stop_at_the_run_that_rejected_it(self):
+        """Its verdict is decided there; an accepted one, or one stopped elsewhere, must run them all."""
+        from suitelib import verify
+        runs = ["demo", "demo@twice", "demo@thrice"]
+        rejected = {"accepted": False, "runs": ["demo"], "outcome": "rejected at demo: run ./demo: stdout differs"}
+        self.assertTrue(verify.stopped_at_rejection(rejected, runs))
+        self.assertFalse(verify.stopped_at_rejection(dict(rejected, accepted=True), runs))
+        self.assertFalse(verify.stopped_at_rejection(dict(rejected, runs=["demo@twice"]), runs))
+        self.assertFalse(verify.stopped_at_rejection(dict(rejected, runs=["demo", "demo@twice"]), runs))
+        self.assertFalse(verify.stopped_at_rejection(dict(rejected, outcome="rejected by compute-sanitizer: x"), runs))
+        self.assertFalse(verify.stopped_at_rejection(dict(rejected, runs=[]), runs))
 
     def test_run_without_a_recorded_budget(self):
         self.write_record(lambda r: r["programs"][0]["runs_budget"].pop("demo@twice"))
@@ -187,6 +200,15 @@ class TestVerifyRecord(Scratch):
     def test_partial_run_is_not_held_to_the_whole_runs_limit(self):
         self.write_record(lambda r: r.update(total_wall_s=301.5, partial={"only": ["lessons/demo.cu"]}))
         self.assertCheckPasses("verify-record")
+
+    def test_run_without_phase_times(self):
+        self.write_record(lambda r: r.pop("phases_s"))
+        self.assertCheckFails("verify-record", "no per-phase wall times")
+
+    def test_speed_record_of_an_exercise_without_a_speed_rule(self):
+        self.write_record(lambda r: r.update(exercise_speed=[{"lesson": "demo", "region": "twice", "slow_ratio": 3.0,
+                                                               "spread": 1.02, "attempts": []}]))
+        self.assertCheckFails("verify-record", "a speed record for demo/twice, which has no speed rule")
 
     def test_written_record_carries_todays_speed_rule(self):
         entry = {"lesson": "demo", "region": "twice", "run": "demo", "slow_ratio": 3.0, "spread": 1.02, "threshold": 1.2807,
@@ -272,6 +294,27 @@ class TestAnchors(Scratch):
         self.assertEqual([(e["kernel"], e["n"], e["ratio"]) for e in entries], [("tiled16", 4096, 0.2), ("register2d", 4096, 0.8)])
         csv = (self.root / "expected/h200/data/anchors.csv").read_text()
         self.assertTrue(csv.startswith("lesson,kernel,n,gflops,cublas_gflops,ratio\n"))
+
+    def test_the_anchor_times_as_many_launches_as_the_lesson_run(self):
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "gemm_ladder", "day": "final", "teaches": "t",
+             "anchor_runs": [{"args": ["--csv", "-n", "4096"], "pick": "all"},
+                             {"args": ["--csv", "-n", "4096", "-iters", "5"], "pick": "all", "rounds": 1}]}]}))
+        calls = []
+
+        def runner(binary, args):
+            calls.append((Path(binary).name, list(args)))
+            if Path(binary).name == "cublas_sgemm":
+                return {"exit_code": 0, "stdout": f"kernel,n,median_ms,gflops\ncublas_sgemm,{args[1]},1.0,50000\n"}
+            return {"exit_code": 0, "stdout": self.LADDER.format(a=10000, b=40000)}
+        folder = self.fake("gemm_ladder", "true", "bin")
+        self.fake("cublas_sgemm", "true", "bin")
+        anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
+        self.assertEqual(calls[:4], [("gemm_ladder", ["--csv", "-n", "4096"]), ("cublas_sgemm", ["-n", "4096"]),
+                                     ("gemm_ladder", ["--csv", "-n", "4096", "-iters", "5"]),
+                                     ("cublas_sgemm", ["-n", "4096", "-iters", "5"])])
+        self.assertEqual(calls.count(("gemm_ladder", ["--csv", "-n", "4096", "-iters", "5"])), 1, "a one-round run")
+        self.assertEqual(calls.count(("gemm_ladder", ["--csv", "-n", "4096"])), anchors.ROUNDS)
 
     def test_a_partial_verify_keeps_the_other_lessons_anchors(self):
         def runner(binary, args):
@@ -394,7 +437,7 @@ class TestVerifyCommand(Scratch):
             return self.main("verify", *extra, writes=True)
 
 
-def speed_build(prog, text, tmp):
+def speed_build(prog, text, tmp, arch=None, sass=None):
     """A 'compiler' for the demo that also prints a time: 3 ms for the slow reference (v + v), else 1 ms."""
     import re
     body = re.search(r"int twice\(int v\) \{ return (.*?); \}", text).group(1)
@@ -419,7 +462,7 @@ class TestRecordUpdates(Scratch):
         path.write_text(path.read_text().replace("answer 42", "answer 43"))
         entry = {"lesson": "demo", "region": "twice", "name": "x", "kind": "wrong", "accepted": False, "outcome": "r"}
         with patched(running, "detect_gpu", lambda: running.GpuFacts("NVIDIA H200", "h200", "13.0")), \
-                patched(exercises, "run_attempt", lambda root, a, gpu, w: dict(entry, name=a.name, kind=a.kind,
+                patched(exercises, "run_attempt", lambda root, a, gpu, w, sass=None: dict(entry, name=a.name, kind=a.kind,
                                                                               accepted=a.kind == "correct")):
             status, out, err = self.main("attempts", writes=True)
         self.assertEqual(status, 0, out + err)
@@ -433,7 +476,7 @@ class TestVerifyPhases(Scratch):
     def jobs(self, last=()):
         from suitelib import catalogue
         progs, cats = programs(self.root), catalogue.load(self.root)
-        return verifyrun.parallel_jobs(self.root, progs, Path("n"), Path("p"), "h200", cats, [], True, "/tmp", last)
+        return verifyrun.parallel_jobs(self.root, progs, Path("n"), Path("p"), "h200", cats, True, last)
 
     def test_the_last_records_slowest_jobs_start_first(self):
         last = [{"job": "repeat lessons/demo.cu 3", "s": 500.0}, {"job": "sanitizer starter/demo.cu synccheck", "s": 90.0}]
@@ -601,3 +644,59 @@ class TestCommonKernelSkip(unittest.TestCase):
             mutant = type("M", (), {"args": None, "sanitizer": "racecheck", "blind_spot": None})()
             catalogue._sanitized_mutant({}, prog, mutant, "b")
             self.assertIn("kns=ceilingSmemKernel", calls[0][1])
+
+
+class TestBackgroundBuilds(Scratch):
+    """verify compiles every attempt, mutant and speed program while the GPU times, on cores the
+    timed runs do not use; the parallel phase's jobs then find their binaries built."""
+
+    def test_every_attempt_and_mutant_built_ahead_with_what_its_job_builds(self):
+        import tempfile
+        from suitelib import builds, catalogue
+        progs, cats = programs(self.root), catalogue.load(self.root)
+        compiled = []
+
+        def fake_compile(prog, text, argv, folder):
+            compiled.append(text)
+            (Path(folder) / "demo").write_text("x")
+            return Path(folder) / "demo", None
+        with tempfile.TemporaryDirectory() as tmp, patched(catalogue, "_compile", fake_compile):
+            builds.BUILD_CACHE = builds.BuildCache(Path(tmp) / "builds")
+            try:
+                jobs = verifyrun.compile_jobs(self.root, progs, cats, ["demo"], tmp)
+                self.assertEqual([key[0] for key, _, _ in jobs[:2]], ["speed-build", "build"])  # what speed waits for first
+                for key, fn, args in jobs:
+                    if key[0] == "build" and key[1] != "verify-sm75":
+                        self.assertIsNone(fn(*args))
+                ahead = len(compiled)
+                self.assertEqual(ahead, len(cats["demo"].attempts) + len(cats["demo"].mutants))
+                lesson = next(p for p in progs if p.rel == "lessons/demo.cu")
+                for a in cats["demo"].attempts:  # what exercises.run_attempt builds
+                    catalogue.build_in_scratch(*catalogue.attempt_program(self.root, a), tmp)
+                for m in cats["demo"].mutants:  # what catalogue.run_mutant builds
+                    catalogue.build_in_scratch(lesson, m.apply(lesson.text), tmp, m.arch)
+                self.assertEqual(len(compiled), ahead, "a job compiled again what the background had built")
+            finally:
+                builds.BUILD_CACHE = None
+
+    def test_timed_runs_keep_two_cores_of_a_large_machine(self):
+        with patched(verifyrun.os, "sched_getaffinity", lambda pid: set(range(16))):
+            self.assertEqual(verifyrun.split_cpus(), ({0, 1}, set(range(2, 16))))
+        with patched(verifyrun.os, "sched_getaffinity", lambda pid: {0, 1}):
+            self.assertEqual(verifyrun.split_cpus(), ({0, 1}, {0, 1}))
+
+    def test_the_timed_phases_run_before_the_untimed_gpu_jobs(self):
+        """A sanitizer or attempt sharing the GPU with a timed run would slow what it measures."""
+        order = []
+        real_speed, real_jobs = verifyrun.speed.speed_phase, verifyrun.run_jobs
+
+        def speed_phase(*a, **k):
+            order.append("speed")
+            return real_speed(*a, **k)
+
+        def run_jobs(*a, **k):
+            order.append("parallel")
+            return real_jobs(*a, **k)
+        with patched(verifyrun.speed, "speed_phase", speed_phase), patched(verifyrun, "run_jobs", run_jobs):
+            self.assertEqual(TestVerifyCommand.fake_verify(self)[0], 0)
+        self.assertEqual(order, ["speed", "parallel"])
