@@ -99,17 +99,36 @@ def speed_outcome(S, W, spread):
     return "inconclusive", T
 
 
+# What slows a correct kernel of the exercise's design, each with a way to see it that needs no
+# profiler. The check times programs and nothing else, so a failed verdict offers these as
+# possibilities; it never says which one it was.
+USUAL_CAUSES = (
+    ("operands read again instead of reused", "count the loads from global and from shared memory "
+     "per multiply-add in your inner loop, against the lesson's"),
+    ("shared-memory bank conflicts", "write down the word each of a warp's 32 threads touches in one "
+     "shared-memory access: it is conflict-free when no two threads touch different words of one bank "
+     "(bank = word index mod 32)"),
+    ("extra barriers", "count the __syncthreads() each K step runs, against the lesson's"),
+    ("lost occupancy", "compare the registers and shared memory per block that `nvcc -Xptxas -v` "
+     "prints for your kernel with the lesson's"),
+)
+
+
 def speed_message(d, speed, who="your kernel"):
-    """Plain words for one speed decision, with what to look at."""
+    """Plain words for one speed decision: what was measured, and on a failure the possible
+    causes (this exercise's point first) with how to look at each, none named as the cause."""
     unit = "time" if speed.better == "lower" else "cost (1 / rate)"
-    facts = (f"{who}'s median {unit} is {d['ratio']:.2f} times the lesson's solution; {speed.slow_description} "
-             f"is at {d['slow_ratio']:.2f} times; the bar is {d['threshold']:.2f} times (three quarters of the way "
-             f"there, in log terms); "
-             f"run-to-run spread {100 * (d['spread'] - 1):.1f}%")
+    facts = (f"on this GPU, {who}'s median {unit} is {d['ratio']:.2f} times the lesson's solution; "
+             f"{speed.slow_description} is at {d['slow_ratio']:.2f} times; the bar is {d['threshold']:.2f} times "
+             f"(three quarters of the way there, in log terms); run-to-run spread {100 * (d['spread'] - 1):.1f}%")
     if d["outcome"] == "passed":
         return f"speed: passed: {facts}"
     if d["outcome"] == "failed":
-        return f"speed: FAILED: {facts}. Look at: {speed.look_at}"
+        causes = ([f"what this exercise teaches: {speed.look_at}"] if speed.look_at else []) + \
+                 [f"{cause}: {how}" for cause, how in USUAL_CAUSES]
+        return (f"speed: FAILED: {facts}.\n  This check measured time only, so it cannot tell why; "
+                f"possible causes, with how to look at each:" + "".join(
+                    f"\n  ({i}) {c}" for i, c in enumerate(causes, 1)))
     why = ("the solution and the slow reference are not told apart by more than the spread"
            if not d["separated"] else f"{who} sits within the spread of the bar")
     return f"speed: inconclusive: re-run on an idle GPU ({why}): {facts}"

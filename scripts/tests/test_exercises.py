@@ -379,9 +379,27 @@ class TestSpeedDecision(unittest.TestCase):
     def test_messages_say_what_to_look_at(self):
         spec = catalogue.Speed(SPEED)
         sol, slow = [1.0] * 5, [3.0] * 5
-        self.assertIn("Look at: the loop", speed.speed_message(speed_decision(slow, sol, slow), spec))
+        failed = speed.speed_message(speed_decision(slow, sol, slow), spec)
+        self.assertIn("(1) what this exercise teaches: the loop", failed)
         self.assertIn("inconclusive: re-run on an idle GPU",
                       speed.speed_message(speed_decision(sol, sol, [1.0] * 5), spec))
+
+    def test_a_failed_verdict_names_no_cause_it_did_not_measure(self):
+        """The check times programs only: it states the times, and offers causes as possibilities,
+        each with a way to look, none as the cause (a kernel slow for another reason was once told
+        to look at the one thing it did right)."""
+        spec = catalogue.Speed(SPEED)
+        sol, slow = [1.0] * 5, [3.0] * 5
+        failed = speed.speed_message(speed_decision(slow, sol, slow), spec)
+        measured, _, offered = failed.partition("This check measured time only, so it cannot tell why; ")
+        self.assertTrue(offered, failed)
+        self.assertIn("on this GPU", measured)
+        self.assertIn("3.00 times the lesson's solution", measured)
+        self.assertNotIn("the loop", measured, "a cause stated as a finding")
+        items = ["what this exercise teaches: the loop"] + [f"{cause}: {how}" for cause, how in speed.USUAL_CAUSES]
+        self.assertEqual(offered, "possible causes, with how to look at each:"
+                         + "".join(f"\n  ({i}) {item}" for i, item in enumerate(items, 1)),
+                         "every cause offered as a possibility, none as the finding")
 
 
 def fake_speed_build(prog, text, tmp, arch=None, sass=None):
@@ -421,7 +439,8 @@ class TestSpeedCheck(ExerciseScratch):
         self.assertEqual(status, EXIT_FAIL, out + err)
         self.assertIn("run ./demo --twice: passed", out)
         self.assertIn("speed: FAILED", out)
-        self.assertIn("Look at: the loop", out)
+        self.assertIn("what this exercise teaches: the loop", out)
+        self.assertIn("measured time only", out)
         self.assertNotIn("Congratulations", out)
 
     def test_speed_is_judged_only_after_every_run_passes(self):
