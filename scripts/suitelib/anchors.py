@@ -58,7 +58,9 @@ def same_iters(args):
 
 
 def interleave(root, bin_dir, anchor, progress, runner=run_binary):
-    """{(lesson, kernel, n): [gflops...]} and {n: [cublas gflops...]} over ROUNDS interleaved rounds."""
+    """{(lesson, kernel, n, iters): [gflops...]} and {(n, iters): [cublas gflops...]} over ROUNDS
+    interleaved rounds (iters: the run's -iters words, so a lesson figure is only ever set against
+    cuBLAS timed with as many launches)."""
     lesson_g, cublas_g = {}, {}
     for round_no in range(ROUNDS):
         for lesson, args, pick, rounds in lesson_runs(root):
@@ -71,24 +73,24 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
             if result["exit_code"] != 0:
                 progress(f"anchors: {lesson} {' '.join(args)} exited {result['exit_code']}; skipped")
                 continue
-            rows = gemm_rows(lesson, result["stdout"], pick)
+            rows, iters = gemm_rows(lesson, result["stdout"], pick), tuple(same_iters(args))
             for kernel, n, g in rows:
-                lesson_g.setdefault((lesson, kernel, n), []).append(g)
+                lesson_g.setdefault((lesson, kernel, n, iters), []).append(g)
             for n in dict.fromkeys(n for _, n, _ in rows):
                 start = time.monotonic()
-                got = cublas_gflops(runner(anchor, ["-n", str(n)] + same_iters(args))["stdout"])
-                progress(f"anchors: cublas_sgemm -n {n}: {time.monotonic() - start:.1f} s")
+                got = cublas_gflops(runner(anchor, ["-n", str(n)] + list(iters))["stdout"])
+                progress(f"anchors: cublas_sgemm -n {n} {' '.join(iters)}: {time.monotonic() - start:.1f} s")
                 if got:
-                    cublas_g.setdefault(n, []).append(got)
+                    cublas_g.setdefault((n, iters), []).append(got)
     return lesson_g, cublas_g
 
 
 def anchor_entries(lesson_g, cublas_g):
     entries = []
-    for (lesson, kernel, n), values in lesson_g.items():
-        if n not in cublas_g:
+    for (lesson, kernel, n, iters), values in lesson_g.items():
+        if (n, iters) not in cublas_g:
             continue
-        g, c = statistics.median(values), statistics.median(cublas_g[n])
+        g, c = statistics.median(values), statistics.median(cublas_g[(n, iters)])
         entries.append({"lesson": lesson, "kernel": kernel, "n": n, "gflops": round(g, 1),
                         "cublas_gflops": round(c, 1), "ratio": round(g / c, 3) if c else None})
     return entries

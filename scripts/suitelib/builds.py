@@ -8,9 +8,9 @@ from pathlib import Path
 
 
 class BuildCache:
-    """Within one verify, a source built once: an attempt the speed phase times too is the same
-    text with the same command line, so it shares the attempt's binary (a folder per sha256 of
-    both, one lock each, so two jobs never build one key at once)."""
+    """Within one verify, a source built once for each command line: the background build and the
+    job that runs it share one binary (a folder per sha256 of both, one lock each, so two jobs
+    never build one key at once)."""
 
     def __init__(self, folder):
         self.folder, self.locks, self.guard = Path(folder), {}, threading.Lock()

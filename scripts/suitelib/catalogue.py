@@ -168,6 +168,14 @@ def _arch_slots(argv):
     return slots
 
 
+def line_sm(argv):
+    """The sm_N a Build: line names with -arch (sm_75), or None where it names none or another form
+    (native, all, compute_N): beside those, verify adds no machine code of its own."""
+    slots = _arch_slots(argv)
+    value = argv[slots[0]].split("=", 1)[-1] if slots else ""
+    return value if re.fullmatch(r"sm_\d+", value) else None
+
+
 def build_arch(prog):
     """The Build: line's architecture as a __CUDA_ARCH__ value (sm_75: 750); nvcc's default where the
     line names none, 0 where it names one that is not sm_N (compute_N, native, all)."""
@@ -336,16 +344,14 @@ def replace_region(text, region, body):
 def build_in_scratch(prog, text, tmp, arch=None, sass=None):
     """Write text under the program's file name in tmp and compile it with its Build: line (with
     -arch=ARCH in place of the line's -arch where arch is given; with the machine code of sass,
-    such as sm_90, added beside the line's own targets where given, as the CMake build adds the
-    GPU's own: then that GPU runs it without compiling its PTX first); through builds.BUILD_CACHE
-    where set.
+    such as sm_90, added beside the line's -arch=sm_N where given and different, as the CMake build
+    adds the GPU's own: then that GPU runs it without compiling its PTX first); through
+    builds.BUILD_CACHE where set.
 
     Returns (binary path, None) or (None, the compiler's first error line)."""
     argv = prog.build_argv()
-    if sass and not arch and f"={sass}" not in " ".join(argv) + " ":
-        n = sass.split("_", 1)[1]
-        argv[1:1] = ["-gencode", f"arch=compute_{n},code={sass}"] + (
-            [] if _arch_slots(argv) else ["-gencode", f"arch=compute_{NVCC_DEFAULT_ARCH // 10},code=sm_{NVCC_DEFAULT_ARCH // 10}"])
+    if sass and not arch and line_sm(argv) not in (None, sass):
+        argv[1:1] = ["-gencode", f"arch=compute_{sass[3:]},code={sass}"]
     if arch:
         target = native_arch() if arch == "native" else arch
         if target is None:

@@ -261,7 +261,7 @@ def cmd_verify(args):
 
 
 def cmd_attempts(args):
-    """(GPU) Build and judge every student attempt over every recorded run; record them under student_attempts."""
+    """(GPU) Build and judge every student attempt over the recorded runs (up to the first that rejects it); record them under student_attempts."""
     cats, names = catalogue.selected(args.root, args.names, "attempts")  # names first, then the GPU
     facts = require_gpu("attempts")
     root, gpu = args.root, args.gpu or facts.slug

@@ -230,7 +230,7 @@ def run_attempt(root, attempt, gpu, worded, sass=None):
         binary, failure = clock.lap("build", catalogue.build_in_scratch, les, text, tmp, None, sass)
         entry["seconds"] = clock.laps
         if binary is None:
-            entry.update(accepted=False, outcome=failure)
+            entry.update(accepted=False, outcome=failure, runs=[])  # no run was judged
             return entry
         judged = clock.lap("runs", judge_runs, root, attempt.lesson, gpu, worded,
                            lambda args: running.run_binary(binary, args), True)

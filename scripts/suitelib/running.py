@@ -41,8 +41,8 @@ def run_binary(binary, args, timeout=RUN_TIMEOUT_S, prefix=()):
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
             break
         except OSError as exc:
-            # "Text file busy": another thread's child, forked while a program was being written,
-            # still holds it open for a moment (verify builds and runs on many threads at once).
+            # "Text file busy": a child another thread forked while this program was being written
+            # by Python (the tests' stand-in programs, on many threads at once) still holds it open.
             if exc.errno != errno.ETXTBSY or attempt == 4:
                 raise SuiteError(f"{binary}: cannot run it ({exc.strerror})")
             time.sleep(0.2 * (attempt + 1))

@@ -190,7 +190,7 @@ def speed_attempts(cats, name):
 def speed_phase(root, cats, names, progress=print, run_fn=None, built=None):
     """verify's serial speed phase: per speed exercise, the solution, the slow reference and every
     correct attempt of its region timed in alternating rounds; one record entry each. built: {name:
-    {key: binary} or an error text} from verify's parallel phase; a name not in it is built here."""
+    {key: binary} or an error text} from verify's background builds; a name not in it is built here."""
     out = []
     for name in names:
         speed = cats[name].speed if name in cats else None

@@ -1,7 +1,8 @@
 """The GPU record: `verify` proves every program (transcripts, sanitizers, repeats, the sm_75 PTX
-build, the Compiler Explorer budget of every run, mutants, student attempts judged over every run,
-the speed exercises in a serial phase of their own, cuBLAS anchors, the GPU CTest run) and writes expected/<gpu>/verify.json + verify.md with the sha256 of every file it verified;
-`check --only verify-record` reads that record back."""
+build, the Compiler Explorer budget of every run, mutants, student attempts judged over the runs up
+to the first that rejects them, the speed exercises in a serial phase of their own, cuBLAS anchors,
+the GPU CTest run) and writes expected/<gpu>/verify.json + verify.md with the sha256 of every file
+it verified; `check --only verify-record` reads that record back."""
 
 import hashlib
 import json
@@ -139,11 +140,15 @@ def _attempt_problems(root, record, rel, cats):
 
 
 def stopped_at_rejection(entry, run_ids):
-    """A rejected attempt judged over the lesson's runs in order up to the one its outcome names:
-    that run decided the verdict, so verify runs no more of them."""
-    runs = entry.get("runs")
-    return (entry.get("accepted") is False and isinstance(runs, list) and 0 < len(runs) <= len(run_ids)
-            and runs == run_ids[:len(runs)] and str(entry.get("outcome", "")).startswith(f"rejected at {runs[-1]}:"))
+    """A rejected attempt judged over the lesson's runs in order up to the one its outcome names
+    (that run decided the verdict, so verify runs no more of them), or over none because it did not
+    compile (as the student's check rejects it)."""
+    runs, outcome = entry.get("runs"), str(entry.get("outcome", ""))
+    if entry.get("accepted") is not False or not isinstance(runs, list) or len(runs) > len(run_ids):
+        return False
+    if not runs:
+        return outcome.startswith(("does not compile", "cannot compile"))
+    return runs == run_ids[:len(runs)] and outcome.startswith(f"rejected at {runs[-1]}:")
 
 
 def _file_problems(root, record, rel, gpu):
@@ -259,14 +264,14 @@ def job_repeat(native, prog):
     return (mask(r["stdout"]), mask(r["stderr"]), r["exit_code"])
 
 
-SANITIZER_WORKERS = 6  # compute-sanitizer runs at once, of all the workers: the rest run everything else
+SANITIZER_WORKERS = 6  # the programs' sanitizer jobs at once (attempts and mutants run their own inside their jobs)
 
 
 def run_jobs(jobs, deadline, progress, workers=None):
     """Run (key, fn, args) jobs on every core, each worker taking the first queued job it
     may: at most SANITIZER_WORKERS sanitizer jobs at once, so a long sanitizer queue never holds
-    every worker, and no worker idles while any job waits. ({key: result} of those that finished
-    by the deadline, {key: seconds each took}.)"""
+    every worker, and no worker idles while a job it may take waits. ({key: result} of those that
+    finished by the deadline, {key: seconds each took}.)"""
     workers = workers or max(SANITIZER_WORKERS + 1, os.cpu_count() or 2)
     queue, results, durations = list(jobs), {}, {}
     running = {"sanitizer": 0}

@@ -8,8 +8,9 @@
   anchors   the cuBLAS anchors, timed alone, interleaved;
   compile   what the background builds still need (their binaries are cached for their jobs);
   parallel  everything that times nothing, on every core at once, longest first: the CTest run
-            of the command-line tables (native tree, no rebuild), the sanitizers (four at a time),
-            mutants and attempts, the transcript runs and repeats.
+            of the command-line tables (native tree, no rebuild), the programs' sanitizer jobs (at
+            most six at a time; an attempt's or a mutant's own sanitizer runs are not counted in
+            that limit), mutants and attempts, the transcript runs and repeats.
 
 The record says how long each phase and the whole run took, with the command, whether the run was
 partial, and the slowest jobs, so the next change to verify starts from figures, not guesses."""
@@ -79,8 +80,9 @@ def build_sm75(root, progs):
 
 
 def compile_jobs(root, progs, cats, speed_names, tmp, sass=None):
-    """The background builds, the ones a timed phase waits for first: the sm_75 tree, the speed
-    exercises' programs, then every attempt and mutant, the largest sources first."""
+    """The background builds: first the speed exercises' programs (the speed phase waits for them),
+    then the sm_75 tree (the parallel phase's runs need it), then every attempt and mutant, the
+    largest sources first."""
     jobs = [(("speed-build", name, ""), speed_build, (root, cats, name, tmp)) for name in speed_names]
     jobs.append((("build", "verify-sm75", ""), build_sm75, (root, progs)))
     rest = []
@@ -127,7 +129,7 @@ def budget_phase(progs, native):
 
 def speed_build(root, cats, name, tmp):
     """{key: binary} of a speed exercise's programs (solution, slow reference, correct attempts),
-    built in the parallel phase so the speed phase only times; a SuiteError text when one fails."""
+    built in the background so the speed phase only times; a SuiteError text when one fails."""
     folder = Path(tmp) / name
     folder.mkdir()
     try:
@@ -207,7 +209,8 @@ def run_verify(root, args, facts, gpu, progs, cats):
     last = (load_record(root, gpu) or {}).get("slowest_jobs", [])
     deadline = clock.t0 + args.deadline
     with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
-        # Each attempt, mutant and speed program is built once, in the background, for every job that runs it.
+        # Each attempt, mutant and speed program is built once, in the background, for the job that runs it
+        # (a correct attempt the speed phase times is built twice: without the GPU's own code for it).
         builds.BUILD_CACHE = builds.BuildCache(Path(tmp) / "builds")
         background = None
         try:

@@ -293,6 +293,12 @@ class TestAttemptMachineCode(CatalogueScratch):
         self.assertEqual([a for a in added if a not in plain], ["-gencode", "arch=compute_90,code=sm_90"])
         self.assertEqual(added[0], plain[0])
 
+    def test_nothing_added_beside_a_line_that_names_no_sm(self):
+        for line in ("nvcc -std=c++17 -O3 -o demo demo.cu", "nvcc -std=c++17 -O3 -arch=native -o demo demo.cu"):
+            self.edit("lessons/demo.cu", next(ln for ln in (self.root / "lessons/demo.cu").read_text().splitlines()
+                                               if ln.startswith("// Build:")), "// Build: " + line)
+            self.assertNotIn("-gencode", self.argv_for(sass="sm_90"), line)
+
     def test_nothing_added_where_the_line_builds_it_or_a_mutant_names_its_arch(self):
         line = resolve_source(self.root, "demo").build_argv()
         own = next(a.split("=", 1)[1] for a in line if a.startswith("-arch="))

@@ -138,6 +138,17 @@ class TestVerifyRecord(Scratch):
                               "recorded run of lessons/demo.cu ['demo', 'demo@twice'], nor those up to the one that "
                               "rejected it")
 
+    def test_check_accepts_an_attempt_stopped_at_its_rejecting_run_and_no_other_short_one(self):
+        first = {"runs": ["demo"], "outcome": "rejected at demo: run ./demo: stdout differs"}
+        self.write_record(lambda r: r["student_attempts"][0].update(first))
+        self.assertCheckPasses("verify-record")
+        self.write_record(lambda r: r["student_attempts"][0].update(runs=[], outcome="does not compile: x.cu(3): error"))
+        self.assertCheckPasses("verify-record")
+        self.write_record(lambda r: r["student_attempts"][0].update(runs=[], outcome="rejected at demo: x"))
+        self.assertCheckFails("verify-record", "student attempt demo/stand-in was judged over []")
+        self.write_record(lambda r: r["student_attempts"][2].update(first, accepted=True))
+        self.assertCheckFails("verify-record", "student attempt demo/times-two was judged over ['demo']")
+
     def test_a_rejected_attempt_may_stop_at_the_run_that_rejected_it(self):
         """Its verdict is decided there; an accepted one, or one stopped elsewhere, must run them all."""
         from suitelib import verify
@@ -304,12 +315,17 @@ class TestAnchors(Scratch):
 
         def runner(binary, args):
             calls.append((Path(binary).name, list(args)))
+            short = "-iters" in args  # the 5-launch runs measure other rates on both sides
             if Path(binary).name == "cublas_sgemm":
-                return {"exit_code": 0, "stdout": f"kernel,n,median_ms,gflops\ncublas_sgemm,{args[1]},1.0,50000\n"}
-            return {"exit_code": 0, "stdout": self.LADDER.format(a=10000, b=40000)}
+                rate = 40000 if short else 50000
+                return {"exit_code": 0, "stdout": f"kernel,n,median_ms,gflops\ncublas_sgemm,{args[1]},1.0,{rate}\n"}
+            return {"exit_code": 0, "stdout": self.LADDER.format(a=20000 if short else 10000, b=40000)}
         folder = self.fake("gemm_ladder", "true", "bin")
         self.fake("cublas_sgemm", "true", "bin")
-        anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
+        entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
+        tiled = sorted((e["gflops"], e["cublas_gflops"], e["ratio"]) for e in entries if e["kernel"] == "tiled16")
+        self.assertEqual(tiled, [(10000.0, 50000.0, 0.2), (20000.0, 40000.0, 0.5)],
+                         "each lesson figure set against cuBLAS timed with as many launches")
         self.assertEqual(calls[:4], [("gemm_ladder", ["--csv", "-n", "4096"]), ("cublas_sgemm", ["-n", "4096"]),
                                      ("gemm_ladder", ["--csv", "-n", "4096", "-iters", "5"]),
                                      ("cublas_sgemm", ["-n", "4096", "-iters", "5"])])
@@ -679,24 +695,102 @@ class TestBackgroundBuilds(Scratch):
             finally:
                 builds.BUILD_CACHE = None
 
+    def test_an_attempt_built_ahead_with_the_gpus_code_is_not_built_again(self):
+        import tempfile
+        from suitelib import builds, catalogue, sanitize
+        progs, cats = programs(self.root), catalogue.load(self.root)
+        compiled = []
+
+        def fake_compile(prog, text, argv, folder):
+            compiled.append(list(argv))
+            path = Path(folder) / "demo"
+            path.write_text("#!/bin/sh\necho 'answer 42'\n")
+            path.chmod(0o755)
+            return path, None
+        with tempfile.TemporaryDirectory() as tmp, patched(catalogue, "_compile", fake_compile), \
+                patched(sanitize, "available", lambda: False):
+            builds.BUILD_CACHE = builds.BuildCache(Path(tmp) / "builds")
+            try:
+                for key, fn, args in verifyrun.compile_jobs(self.root, progs, cats, [], tmp, "sm_90"):
+                    if key[0] == "build" and key[2].startswith("attempt "):
+                        fn(*args)
+                ahead = len(compiled)
+                self.assertTrue(ahead and all("arch=compute_90,code=sm_90" in argv for argv in compiled))
+                for a in cats["demo"].attempts:
+                    exercises.run_attempt(self.root, a, "h200", cats["demo"].student_worded, "sm_90")
+                self.assertEqual(len(compiled), ahead, "an attempt compiled again what the background had built")
+            finally:
+                builds.BUILD_CACHE = None
+
     def test_timed_runs_keep_two_cores_of_a_large_machine(self):
         with patched(verifyrun.os, "sched_getaffinity", lambda pid: set(range(16))):
             self.assertEqual(verifyrun.split_cpus(), ({0, 1}, set(range(2, 16))))
         with patched(verifyrun.os, "sched_getaffinity", lambda pid: {0, 1}):
             self.assertEqual(verifyrun.split_cpus(), ({0, 1}, {0, 1}))
 
-    def test_the_timed_phases_run_before_the_untimed_gpu_jobs(self):
-        """A sanitizer or attempt sharing the GPU with a timed run would slow what it measures."""
-        order = []
-        real_speed, real_jobs = verifyrun.speed.speed_phase, verifyrun.run_jobs
+    def test_the_timed_phases_run_alone_on_their_cores_before_the_untimed_gpu_jobs(self):
+        """A sanitizer or attempt sharing the GPU with a timed run would slow what it measures, and
+        a compiler sharing its core would slow its host code."""
+        order, mask = [], [{0, 1}]
 
-        def speed_phase(*a, **k):
-            order.append("speed")
-            return real_speed(*a, **k)
+        def watch(name, real):
+            def fn(*a, **k):
+                order.append((name, set(mask[0])))
+                return real(*a, **k)
+            return fn
 
-        def run_jobs(*a, **k):
-            order.append("parallel")
-            return real_jobs(*a, **k)
-        with patched(verifyrun.speed, "speed_phase", speed_phase), patched(verifyrun, "run_jobs", run_jobs):
+        def set_mask(pid, cpus):
+            self.assertEqual(pid, 0)
+            mask[0] = set(cpus)
+        with patched(verifyrun, "split_cpus", lambda: ({0}, {1})), patched(verifyrun.os, "sched_setaffinity", set_mask), \
+                patched(verifyrun, "budget_phase", watch("budget", verifyrun.budget_phase)), \
+                patched(verifyrun.speed, "speed_phase", watch("speed", verifyrun.speed.speed_phase)), \
+                patched(verifyrun, "measure_anchors", watch("anchors", verifyrun.measure_anchors)), \
+                patched(verifyrun, "run_jobs", watch("parallel", verifyrun.run_jobs)):
             self.assertEqual(TestVerifyCommand.fake_verify(self)[0], 0)
-        self.assertEqual(order, ["speed", "parallel"])
+        self.assertEqual(order, [("budget", {0}), ("speed", {0}), ("anchors", {0}), ("parallel", {0, 1})])
+
+
+class TestJobScheduler(unittest.TestCase):
+    """verify.run_jobs: every job runs once, at most SANITIZER_WORKERS sanitizer jobs at once, a
+    crashed job is a failure of its own, and the deadline stops the queue."""
+
+    def run_all(self, jobs, deadline_s=30.0, workers=8):
+        import time
+        return verify.run_jobs(jobs, time.monotonic() + deadline_s, lambda text: None, workers=workers)
+
+    def test_at_most_the_limit_of_sanitizers_at_once_and_the_rest_beside_them(self):
+        import threading
+        import time
+        lock, now, peak = threading.Lock(), {"sanitizer": 0, "other": 0}, {"sanitizer": 0, "other": 0}
+
+        def job(kind):
+            with lock:
+                now[kind] += 1
+                peak[kind] = max(peak[kind], now[kind])
+            time.sleep(0.05)
+            with lock:
+                now[kind] -= 1
+            return kind
+        jobs = [(("sanitizer", f"p{i}", "racecheck"), job, ("sanitizer",)) for i in range(12)]
+        jobs += [(("run", f"p{i}", "r"), job, ("other",)) for i in range(6)]
+        results, durations = self.run_all(jobs, workers=verify.SANITIZER_WORKERS + 4)
+        self.assertEqual(len(results), len(jobs))
+        self.assertEqual(peak["sanitizer"], verify.SANITIZER_WORKERS)
+        self.assertGreaterEqual(peak["other"], 2, "the other jobs ran beside the sanitizers")
+
+    def test_a_crashed_job_is_left_out_and_the_others_finish(self):
+        def boom():
+            raise RuntimeError("planted")
+        jobs = [(("run", "a", "1"), boom, ()), (("run", "b", "1"), lambda: "ok", ())]
+        results, durations = self.run_all(jobs)
+        self.assertEqual(results, {("run", "b", "1"): "ok"})
+        self.assertIn(("run", "a", "1"), durations)
+
+    def test_the_deadline_leaves_the_queue_unfinished(self):
+        import time
+        jobs = [(("run", str(i), "1"), time.sleep, (0.3,)) for i in range(6)]
+        start = time.monotonic()
+        results, _ = self.run_all(jobs, deadline_s=0.2, workers=1)
+        self.assertLess(time.monotonic() - start, 1.5)
+        self.assertLess(len(results), len(jobs))
