@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from . import DEFAULT_GPU, SuiteError
-from . import docs, generate, plots, spoilers
+from . import docs, generate, plots, ptxfacts, spoilers
 from .catalogue import check_attempts, check_mutants
 from .model import all_runs, clip, parse_regions, programs
 from .transcripts import parse_transcript, staleness
@@ -251,7 +251,7 @@ def registry():
     """name -> check function (the order `check` runs them in)."""
     return {
         "markers": check_markers, "idea-first": check_idea_first, "common": check_common, "starters": check_starters,
-        "build-lines": check_build_lines, "transcripts": check_transcripts,
+        "build-lines": check_build_lines, "ptx-facts": ptxfacts.check_ptx_facts, "transcripts": check_transcripts,
         "verify-record": check_verify_record, "charts": check_charts, "docs": check_docs,
         "spoilers": spoilers.check_spoilers,
         "mutants": check_mutants, "attempts": check_attempts,

@@ -193,13 +193,15 @@ class Run:
 
 
 class CourseLesson:
-    """One lesson's facts from scripts/course.json: name, day, what it teaches, data recordings, anchor runs."""
+    """One lesson's facts from scripts/course.json: name, day, what it teaches, data recordings, anchor
+    runs, and the counts of PTX instructions its text states (ptxfacts)."""
 
     def __init__(self, data):
         self.name, self.day, self.teaches = data["name"], str(data["day"]), data["teaches"]
         self.data = [dict(d, args=list(d.get("args", []))) for d in data.get("data", [])]
         self.anchor_runs = [dict(a, args=list(a["args"])) for a in data.get("anchor_runs", [])]
         self.anchor_goal = data.get("anchor_goal")
+        self.ptx_facts = [dict(f, counts=dict(f["counts"])) for f in data.get("ptx_facts", [])]
 
 
 def course(root):
