@@ -6,6 +6,6 @@ struct Ceilings {
   double dram_bound_gbs, fp32_bound_gflops;  // from the device's attributes; 0 = unknown
   char bounds[256];              // the bounds from the device's attributes, as printed
 };
-Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of memory free
+Ceilings measureCeilings();  // exit 1 on a measurement above its bound; 2 buffers, each <= 1/4 of free memory
 void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
 double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)

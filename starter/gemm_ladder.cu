@@ -658,9 +658,9 @@ __device__ __forceinline__ void startPanel(const AsyncBPanels& c, int k0, PanelR
   c.from(k0, p);
 #endif
 }
-// A blind spot of the suite: without the wait, step 11 races, and a B copy that lands after the
-// barrier is read stale; racecheck on the Sanitize: run and the check see it only in runs where a
-// copy is that late, which no run guarantees (verify records what its run saw).
+// Without the wait, step 11 races: a B copy that lands after the barrier is read stale. Racecheck
+// on the Sanitize: run and the check see it only in runs where a copy is that late, which no run
+// guarantees: a named blind spot, though the recorded run saw it (verify.json).
 __device__ __forceinline__ void finishPanel(const AsyncBPanels&, const PanelRegs& p, float* As,
                                             float* Bs) {
 #if __CUDA_ARCH__ >= 800
@@ -756,7 +756,7 @@ struct Ceilings {
   double dram_bound_gbs, fp32_bound_gflops;  // from the device's attributes; 0 = unknown
   char bounds[256];              // the bounds from the device's attributes, as printed
 };
-Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of memory free
+Ceilings measureCeilings();  // exit 1 on a measurement above its bound; 2 buffers, each <= 1/4 of free memory
 void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
 double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
 // end common: ceilings_decl
@@ -1183,7 +1183,8 @@ Options parseOptions(CommandLine& cl) {
 }
 
 // Why this device cannot run the problem, or "": the grid of every step, and
-// the device memory of the reference (A, B and a double C; the ladder needs less).
+// the device memory of the reference (A, B and a double C) or of the ladder (A, B,
+// C and the parts of steps 10-11), whichever is larger.
 std::string deviceProblem(const Options& o, const int maxGrid[3], size_t freeBytes) {
   char buf[320] = "";
   for (const Step& st : kLadder) {

@@ -101,7 +101,8 @@ __global__ void matmulTiledF32(const float* A, const float* B, float* C, int M,
 // the only new error is the rounding of the stored inputs.
 // memory: the same tiles at half the bytes: a half-warp reads a 32-byte row
 // segment of B instead of 64, and the two tiles take 1 KiB of shared memory.
-// The widening costs instructions: two conversions per multiply-add in the PTX.
+// The widening costs instructions: two conversions per multiply-add in the PTX
+// (check ptx-facts holds the counts).
 __global__ void matmulF16StoreF32Acc(const __half* A, const __half* B, float* C,
                                      int M, int N, int K) {
   requireTileBlock();
@@ -138,8 +139,9 @@ __global__ void matmulF16StoreF16Acc(const __half* A, const __half* B, float* C,
   // TODO: the same half tiles, but the running sum itself is a half, k
   // ascending, written out as a float at the end. Each step must round
   // exactly once: a*b + sum computed exactly, then rounded to half. Find the
-  // cuda_fp16.h operation that does that (two separate half operations round
-  // twice). Done when the run (./matmul_fp16, the only recorded run) prints
+  // cuda_fp16.h operation that does that for certain (a separate multiply and
+  // add round twice unless the compiler fuses them, which nothing promises).
+  // Done when the run (./matmul_fp16, the only recorded run) prints
   // no GATE line naming this kernel: the exact check holds it to that
   // arithmetic, bit for bit. Then compare its max abs err with the float
   // accumulator's as K grows.
@@ -319,8 +321,8 @@ constexpr std::uint32_t kPoisonBits = 0xFFFFFFFFu;
 
 // Host staging for uploads and downloads, in chunks of this many elements
 // (1 MiB of floats), so that host memory stays near what the reference needs
-// (see HostBuffers): Compiler Explorer allows a few hundred MiB, and the CUDA
-// runtime itself takes a good part of that.
+// (see HostBuffers): the suite holds every lesson's run to 200 MiB of peak host
+// memory, the CUDA runtime's own included (verify records each run's peak).
 constexpr long long kChunkElems = 1 << 18;
 
 // =============================================================================

@@ -171,7 +171,8 @@ struct Int8Scales {
 // reaches these guards. The int8 x int8 products are widened to int32 and
 // summed exactly: no rounding happens before the epilogue. (nvcc turns the p
 // loop into dp4a, an exact four-way int8 dot product into int32, fed by byte
-// loads and byte permutes; the page says why that need not beat fp32 here.)
+// loads and byte permutes: check ptx-facts holds the counts; the page says why
+// that need not beat fp32 here.)
 // memory: per k-tile a block reads a 16x16 tile of A and one of B at 256 bytes
 // each, a quarter of FP32's; but a warp's B load is two 16-byte row segments,
 // each half of a 32-byte sector, so the bytes moved from L2 only halve. Shared
@@ -383,8 +384,9 @@ static_assert(kCases[0] % kTile == 0 && kCases[1] % kTile == 0 &&
 static_assert(static_cast<long long>(kMaxN) * kMaxN <= 2147483647LL,
               "the kernels index with int: kMaxN^2 must fit in 31 bits");
 
-// INT8 codes. A symmetric code uses [-127, 127] (-128 only by clamping); an
-// asymmetric one all 256 values [-128, 127], so its range has 255 steps.
+// INT8 codes. A symmetric code's scale amax / 127 puts every value in
+// [-127, 127] (the quantizer's clamp to [-128, 127] only guards the cast); an
+// asymmetric one uses all 256 values [-128, 127], so its range has 255 steps.
 constexpr int kInt8Max = 127;
 constexpr int kInt8Min = -128;
 constexpr int kAsymmetricSteps = 255;
@@ -1586,8 +1588,8 @@ inline Verdict auditColumnCodes(const float* B, int K, int N, const float* colMa
 // codes), for every element: 4 rows x (256^3 + 1024^3 + 2048^3) = 3.9e10
 // multiply-adds, no sampling. B's codes are transposed once per rung into
 // int16 (qbT, N x K), so both operands run along k; a 2 x 4 tile of C keeps
-// eight int32 sums while k streams, a reduction compilers turn into pmaddwd
-// (an AVX2 build is picked at run time).
+// eight int32 sums while k streams, a loop written for the compiler to
+// vectorize (an AVX2 build is picked at run time).
 namespace int8_reference_detail {
 
 constexpr int kRows = 2;  // rows of A per tile

@@ -70,8 +70,8 @@ __global__ void gemmNaiveKernel(const float* __restrict__ A, const float* __rest
 // waits. You will know it worked when the GATE line about the kernel's static shared memory
 // (read by main with cudaFuncGetAttributes) is gone and every row still passes at every
 // recorded run (exercise check runs them all), and, on a GPU, the check's timing puts your
-// kernel nearer the lesson's than the untiled one; the ms and speedup columns show what tiling
-// bought. Until then this naive body stands in: right numbers, no tiles.
+// kernel below three quarters of the way (in log terms) from the lesson's time to the untiled
+// one's; the ms and speedup columns show what tiling bought. Until then this naive body stands in: right numbers, no tiles.
 __global__ void gemmTiledKernel(const float* __restrict__ A, const float* __restrict__ B,
                                 float* __restrict__ C, long long M, long long N, long long K) {
   const long long row = static_cast<long long>(blockIdx.y) * kTile + threadIdx.y;
@@ -176,7 +176,7 @@ struct Ceilings {
   double dram_bound_gbs, fp32_bound_gflops;  // from the device's attributes; 0 = unknown
   char bounds[256];              // the bounds from the device's attributes, as printed
 };
-Ceilings measureCeilings();  // exit 1 on a measurement above its bound; ~1/4 of memory free
+Ceilings measureCeilings();  // exit 1 on a measurement above its bound; 2 buffers, each <= 1/4 of free memory
 void printCeilings(const Ceilings& c, std::FILE* out);  // a measured line, a [device] line
 double rooflineGflops(const Ceilings& c, double ai);    // min(FP32 peak, ai x bandwidth)
 // end common: ceilings_decl
