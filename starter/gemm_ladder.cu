@@ -660,7 +660,7 @@ __device__ __forceinline__ void startPanel(const AsyncBPanels& c, int k0, PanelR
 }
 // Without the wait, step 11 races: a B copy that lands after the barrier is read stale. Racecheck
 // on the Sanitize: run and the check see it only in runs where a copy is that late, which no run
-// guarantees: a named blind spot, though the recorded run saw it (verify.json).
+// guarantees: a named blind spot (verify.json records whether its run saw it).
 __device__ __forceinline__ void finishPanel(const AsyncBPanels&, const PanelRegs& p, float* As,
                                             float* Bs) {
 #if __CUDA_ARCH__ >= 800
