@@ -155,9 +155,9 @@ struct Int8Scales {
 // with the code of 0.0 (z when asymmetric, else 0); B pads with 0. No case
 // reaches these guards. The int8 x int8 products are widened to int32 and
 // summed exactly: no rounding happens before the epilogue. (nvcc turns the p
-// loop into dp4a, an exact four-way int8 dot product into int32, fed by byte
-// loads and byte permutes: check ptx-facts holds the counts; the page says why
-// that need not beat fp32 here.)
+// loop of the lesson's kernel into dp4a, an exact four-way int8 dot product
+// into int32, fed by byte loads and byte permutes: check ptx-facts holds the
+// counts; the page says why that need not beat fp32 here.)
 // memory: per k-tile a block reads a 16x16 tile of A and one of B at 256 bytes
 // each, a quarter of FP32's; but a warp's B load is two 16-byte row segments,
 // each half of a 32-byte sector, so the bytes moved from L2 only halve. Shared

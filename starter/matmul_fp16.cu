@@ -101,8 +101,8 @@ __global__ void matmulTiledF32(const float* A, const float* B, float* C, int M,
 // the only new error is the rounding of the stored inputs.
 // memory: the same tiles at half the bytes: a half-warp reads a 32-byte row
 // segment of B instead of 64, and the two tiles take 1 KiB of shared memory.
-// The widening costs instructions: two conversions per multiply-add in the PTX
-// (check ptx-facts holds the counts).
+// The widening costs instructions: in the lesson's PTX, 32 half-to-float
+// conversions for 16 FMAs (check ptx-facts holds the counts).
 __global__ void matmulF16StoreF32Acc(const __half* A, const __half* B, float* C,
                                      int M, int N, int K) {
   requireTileBlock();

@@ -201,7 +201,7 @@ class CourseLesson:
         self.data = [dict(d, args=list(d.get("args", []))) for d in data.get("data", [])]
         self.anchor_runs = [dict(a, args=list(a["args"])) for a in data.get("anchor_runs", [])]
         self.anchor_goal = data.get("anchor_goal")
-        self.ptx_facts = [dict(f, counts=dict(f["counts"])) for f in data.get("ptx_facts", [])]
+        self.ptx_facts = [dict(f) for f in data.get("ptx_facts", [])]  # checked by ptxfacts
 
 
 def course(root):
