@@ -208,9 +208,25 @@ class TestVerifyRecord(Scratch):
         self.write_record(lambda r: r.update(total_wall_s=301.5))
         self.assertCheckFails("verify-record", "the whole verify took 301.5 s, over its 300 s")
 
-    def test_partial_run_is_not_held_to_the_whole_runs_limit(self):
-        self.write_record(lambda r: r.update(total_wall_s=301.5, partial={"only": ["lessons/demo.cu"]}))
+    def test_a_partial_run_is_held_to_the_last_whole_runs_time(self):
+        """A partial run's own time says nothing of the whole verify's: the record keeps the last
+        whole run's, and records pieced together from partial runs never stand in for one."""
+        partial = {"only": ["lessons/demo.cu"]}
+        self.write_record(lambda r: r.update(total_wall_s=20.0, partial=partial,
+                                             whole_run={"total_wall_s": 250.0, "phases_s": {"build": 1}}))
         self.assertCheckPasses("verify-record")
+        self.write_record(lambda r: r.update(total_wall_s=20.0, partial=partial,
+                                             whole_run={"total_wall_s": 338.2, "phases_s": {"build": 1}}))
+        self.assertCheckFails("verify-record", "the whole verify took 338.2 s, over its 300 s")
+        self.write_record(lambda r: r.update(total_wall_s=20.0, partial=partial))
+        self.assertCheckFails("verify-record", "a partial verify's record with no whole verify behind it")
+
+    def test_a_partial_verify_carries_the_whole_runs_time(self):
+        self.write_record(lambda r: r.update(total_wall_s=250.0, command="scripts/suite.py verify"))
+        status, out, err = TestVerifyCommand.fake_verify(self, "--only", "lessons/demo.cu", "--no-ctest")
+        record = json.loads((self.root / "expected/h200/verify.json").read_text())
+        self.assertEqual(record["whole_run"]["total_wall_s"], 250.0)
+        self.assertTrue(record["partial"])
 
     def test_run_without_phase_times(self):
         self.write_record(lambda r: r.pop("phases_s"))
