@@ -344,8 +344,8 @@ def replace_region(text, region, body):
 def build_in_scratch(prog, text, tmp, arch=None, sass=None):
     """Write text under the program's file name in tmp and compile it with its Build: line (with
     -arch=ARCH in place of the line's -arch where arch is given; with the machine code of sass,
-    such as sm_90, added beside the line's -arch=sm_N where given and different, as the CMake build
-    adds the GPU's own: then that GPU runs it without compiling its PTX first); through
+    such as sm_90, added beside the line's -arch=sm_N where given and different: then that GPU runs
+    it without compiling its PTX first); through
     builds.BUILD_CACHE where set.
 
     Returns (binary path, None) or (None, the compiler's first error line)."""

@@ -411,7 +411,8 @@ def probe_jobs(root, native):
 
 def make_jobs(root, progs, native, ptx75, gpu, cats, sass=None):
     """Every untimed GPU job; sass: the GPU's own machine code, built into each attempt beside its
-    Build: line's targets (as the exercise's CMake build does), so no attempt waits on the PTX JIT."""
+    Build: line's targets (on the H200, sm_90: the exercise's CMake build carries it too), so no attempt
+    waits on the PTX JIT."""
     jobs = probe_jobs(root, native)
     for p in progs:
         opts, sargs = p.sanitize_spec()

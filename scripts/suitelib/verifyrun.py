@@ -30,8 +30,8 @@ from . import builds, catalogue, speed
 from .anchors import measure_anchors
 from .model import data_recordings, lesson
 from .running import ctest_gpu, run_measured
-from .verify import (BUDGET, BUDGET_KEYS, build_tree, job_name, load_record, make_jobs, whole_run, probe_entries, probe_targets, program_entry,
-                     run_jobs, write_record)
+from .verify import (BUDGET, BUDGET_KEYS, build_tree, job_name, load_record, make_jobs, probe_entries, probe_targets,
+                     program_entry, run_jobs, whole_run, write_record)
 
 SLOWEST_KEPT = 80  # the slowest parallel jobs the record names
 
@@ -196,8 +196,8 @@ def write_job_log(root, jobs, durations):
 def run_verify(root, args, facts, gpu, progs, cats):
     """The whole verification; returns the record it wrote (verify.json and verify.md)."""
     clock = Clock()
-    # Every attempt and mutant is its own sm_75 binary whose PTX the driver compiles at its first run;
-    # a cache too small for them all (256 MiB by default) would compile some again at every run.
+    # Every mutant (and every attempt on a GPU without sm_90 machine code in it) is its own binary whose
+    # PTX the driver compiles at its first run; a cache too small for them all would compile some again.
     os.environ.setdefault("CUDA_CACHE_MAXSIZE", str(4 << 30))
     # A cache of its own, writable wherever verify runs (an unwritable home would cache nothing).
     os.environ.setdefault("CUDA_CACHE_PATH", str(Path(root) / "build" / "jit-cache"))
