@@ -10,6 +10,7 @@
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -lineinfo -o gemm_ladder gemm_ladder.cu
 // Run:   ./gemm_ladder
+// Run:   ./gemm_ladder -n 2048
 // Run:   ./gemm_ladder -n 4096
 // Run:   ./gemm_ladder -m 1000 -n 1030 -k 999
 // Sanitize: ./gemm_ladder -m 130 -n 132 -k 512 -iters 1 -warmups 0

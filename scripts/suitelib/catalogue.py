@@ -55,6 +55,9 @@ class Attempt:
     def __init__(self, lesson_name, data):
         self.lesson = lesson_name
         self.region, self.name = data["region"], data["name"]
+        # kind: "wrong" (some recorded run or sanitizer must reject it), "correct" (every run passes,
+        # and in a speed region the speed check too), or "slow" (a speed region's correct outputs
+        # from the slow design: every run passes, and the speed check must fail it).
         self.kind, self.base = data["kind"], data.get("base", "starter")
         # An attempt is judged over every Run: line of its lesson, as a student's exercise is; an
         # own "args" is refused by check_attempts (kept here only to name it).
@@ -79,7 +82,7 @@ class Speed:
     the measured figure of the region's kernel (the first matching line after the first line that
     matches `after`, when given); `better` says whether a lower (ms) or higher (GFLOP/s) figure wins."""
 
-    KEYS = {"region", "args", "figure", "after", "better", "slow", "slow_description", "look_at", "rounds"}
+    KEYS = {"region", "args", "figure", "after", "better", "slow", "slow_description", "look_at", "rounds", "bar"}
 
     def __init__(self, data):
         unknown = set(data) - self.KEYS
@@ -91,6 +94,9 @@ class Speed:
         self.slow_description = data.get("slow_description", "the slow reference")
         self.look_at = data.get("look_at", "")
         self.rounds = int(data.get("rounds", 5))
+        # Where the bar sits between the solution and the slow reference, in log terms (speed.SPEED_BAR
+        # unless the exercise's measurements call for another: see speed.py).
+        self.bar = data.get("bar")
 
 
 class Catalogue:
@@ -273,6 +279,9 @@ def check_attempts(root):
         attempts = cat.attempts if cat else []
         if cat and cat.speed:
             errors += [f"{where}:1: speed: {e}" for e in speed_problems(prog, cat.speed, regions)]
+            if not any(a.kind == "slow" and a.region == cat.speed.region for a in attempts):
+                errors.append(f"{where}:1: speed region '{cat.speed.region}' has no slow attempt (a correct "
+                              f"kernel of the slow design that the speed check must fail)")
         for region in regions:
             for kind in ("wrong", "correct"):
                 n = sum(1 for a in attempts if a.region == region and a.kind == kind)
@@ -292,9 +301,11 @@ def check_attempts(root):
                 elif " ".join(a.blind_spot.split()) not in text:
                     errors.append(f"{where}:1: blind spot '{a.name}' cites a sentence lessons/{prog.name}.md "
                                   f"does not contain: {a.blind_spot!r}")
-            if a.kind not in ("wrong", "correct") or a.base not in ("lesson", "starter"):
-                errors.append(f"{where}:1: attempt '{a.name}': kind must be wrong|correct, base lesson|starter")
+            if a.kind not in ("wrong", "correct", "slow") or a.base not in ("lesson", "starter"):
+                errors.append(f"{where}:1: attempt '{a.name}': kind must be wrong|correct|slow, base lesson|starter")
                 continue
+            if a.kind == "slow" and not (cat.speed and a.region == cat.speed.region):
+                errors.append(f"{where}:1: attempt '{a.name}' is slow, but its region '{a.region}' has no speed rule")
             try:
                 a.apply(base_program(root, a).text)
             except SuiteError as exc:
@@ -328,6 +339,9 @@ def speed_problems(prog, speed, regions):
         errors.append(f"{prog.rel} has no Run: line to time")
     if not speed.slow.strip():
         errors.append("slow is empty: give the body of a correct but slow version of the region")
+    if speed.bar is not None and not (isinstance(speed.bar, (int, float)) and 0.5 <= speed.bar < 1.0):
+        errors.append(f"bar = {speed.bar!r}: give the fraction of the way from the solution to the slow "
+                      f"reference, in log terms, from 0.5 up to (not including) 1")
     return errors
 
 

@@ -215,7 +215,9 @@ def check_panes(root, name, panes, gpu):
 
 # --- the catalogue's student attempts, judged by the student's functions ---------------------
 def attempt_entry_ok(entry):
-    return entry.get("accepted") is (entry.get("kind") == "correct")
+    """A correct attempt is accepted; a wrong one rejected; a slow one (right outputs from the slow
+    design) accepted here, by its outputs, and failed by the speed phase (speed.speed_problems)."""
+    return entry.get("accepted") is (entry.get("kind") in ("correct", "slow"))
 
 
 def run_attempt(root, attempt, gpu, worded, sass=None):

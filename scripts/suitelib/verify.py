@@ -205,16 +205,23 @@ def _run_problems(record, rel):
     return errors
 
 
-def rejudge_speed(entries):
-    """Each speed entry's threshold and attempt outcomes as today's rule decides them from its measurements."""
+def speed_bars(cats):
+    """{(lesson, region): bar} of today's speed rules."""
+    return {(name, cat.speed.region): speed.bar_of(cat.speed) for name, cat in cats.items() if cat.speed}
+
+
+def rejudge_speed(entries, bars=None):
+    """Each speed entry's bar, threshold and attempt outcomes as today's rule decides them from its
+    measurements (bars: speed_bars of today's catalogue; an exercise not in it keeps its recorded bar)."""
     for e in entries:
         if e.get("error") or not isinstance(e.get("slow_ratio"), (int, float)):
             continue
         W, spread = e["slow_ratio"], e.get("spread") or float("inf")
-        e["threshold"] = round(speed.speed_outcome(1.0, W, spread)[1], 4)
+        e["bar"] = (bars or {}).get((e.get("lesson"), e.get("region")), e.get("bar", speed.SPEED_BAR))
+        e["threshold"] = round(speed.speed_outcome(1.0, W, spread, e["bar"])[1], 4)
         for a in e.get("attempts", []):
             if isinstance(a.get("ratio"), (int, float)):
-                a["outcome"] = speed.speed_outcome(a["ratio"], W, spread)[0]
+                a["outcome"] = speed.speed_outcome(a["ratio"], W, spread, e["bar"])[0]
     return entries
 
 
@@ -473,7 +480,7 @@ def write_record(root, gpu, record, log=(), rehash=False):
     stores new sha256s of the transcript and data files; mutate and attempts keep the old ones."""
     out_dir = Path(root) / "expected" / gpu
     out_dir.mkdir(parents=True, exist_ok=True)
-    rejudge_speed(record.get("exercise_speed", []))
+    rejudge_speed(record.get("exercise_speed", []), speed_bars(catalogue.load(root)))
     if rehash is True:
         record["files"] = file_hashes(root, gpu)
     elif rehash:  # a partial verify: only the files it verified get new hashes
@@ -561,15 +568,17 @@ def select_programs(root, only):
 def speed_table(entries):
     """The speed phase's measurements, judged by today's rule (speed.speed_outcome), as check does."""
     rows = ["| lesson | region | run | slow reference / solution | bar (today's rule) | spread | "
-            "correct attempts (ratio: outcome) |", "|---|---|---|---|---|---|---|"]
+            "attempts (kind ratio: outcome) |", "|---|---|---|---|---|---|---|"]
     for e in entries:
         if e.get("error"):
             rows.append(f"| {e.get('lesson')} | {e.get('region')} | {e.get('run')} | not timed | | | {e['error'][:120]} |")
             continue
         W, spread = e.get("slow_ratio") or 0.0, e.get("spread") or float("inf")
-        tried = "; ".join(f"{a['name']} {a.get('ratio')}: {speed.speed_outcome(a.get('ratio') or 0.0, W, spread)[0]}"
+        fraction = e.get("bar", speed.SPEED_BAR)
+        tried = "; ".join(f"{a['name']} ({a.get('kind', 'correct')}) {a.get('ratio')}: "
+                          f"{speed.speed_outcome(a.get('ratio') or 0.0, W, spread, fraction)[0]}"
                           for a in e.get("attempts", []))
-        bar = speed.speed_outcome(1.0, W, spread)[1]
-        rows.append(f"| {e['lesson']} | {e['region']} | {e['run']} | {e.get('slow_ratio')} | {bar:.4f} | "
+        bar = speed.speed_outcome(1.0, W, spread, fraction)[1]
+        rows.append(f"| {e['lesson']} | {e['region']} | {e['run']} | {e.get('slow_ratio')} | {bar:.4f} ({fraction} of the way) | "
                     f"{e.get('spread')} | {tried} |")
     return "\n".join(rows) + "\n"

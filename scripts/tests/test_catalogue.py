@@ -81,16 +81,36 @@ class TestAttemptsCheck(CatalogueScratch):
 
 
 SPEED = {"region": "twice", "figure": r"^k (\S+) ms", "slow": "int twice(int v) { return v + v; }"}
+SLOW = {"region": "twice", "name": "one-plus", "kind": "slow", "base": "starter", "description": "the slow design",
+        "edits": [{"old": "int twice(int v) { return v; }", "new": "int twice(int v) { return 1 * v + v; }"}]}
 
 
 class TestSpeedRules(CatalogueScratch):
-    def plant(self, **change):
-        self.edit_catalogue(lambda d: d["exercise"].update(speed=dict(SPEED, **change)))
+    def plant(self, with_slow=True, **change):
+        self.edit_catalogue(lambda d: (d["exercise"].update(speed=dict(SPEED, **change)),
+                                       d["attempts"].append(SLOW) if with_slow else None))
 
     def test_a_sound_rule_passes(self):
         self.plant()
         self.assertCheckPasses("attempts")
         self.assertEqual(catalogue.load(self.root)["demo"].speed.rounds, 5)
+
+    def test_a_speed_region_needs_a_slow_attempt(self):
+        """Every speed rule is proven to fail something: at least one correct kernel of the slow design."""
+        self.plant(with_slow=False)
+        self.assertCheckFails("attempts", "speed region 'twice' has no slow attempt")
+
+    def test_a_slow_attempt_needs_a_speed_rule(self):
+        self.edit_catalogue(lambda d: d["attempts"].append(SLOW))
+        self.assertCheckFails("attempts", "attempt 'one-plus' is slow, but its region 'twice' has no speed rule")
+
+    def test_a_bar_outside_its_range_is_refused(self):
+        for bar in (0.2, 1.0, "far"):
+            with self.subTest(bar=bar):
+                self.plant(bar=bar)
+                self.assertCheckFails("attempts", f"bar = {bar!r}: give the fraction of the way")
+        self.plant(bar=0.9)
+        self.assertCheckPasses("attempts")
 
     def test_planted_defects_fail(self):
         for change, needle in ((dict(region="thrice"), "region 'thrice' is not a solution region"),

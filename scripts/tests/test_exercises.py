@@ -384,6 +384,16 @@ class TestSpeedDecision(unittest.TestCase):
         self.assertIn("inconclusive: re-run on an idle GPU",
                       speed.speed_message(speed_decision(sol, sol, [1.0] * 5), spec))
 
+    def test_an_exercises_own_bar_moves_the_verdict_and_the_words(self):
+        """report_data sets its bar at 0.9 of the way: 2.5 times the solution against a slow reference
+        at 3 passes there (bar 2.69) and fails at the default 0.75 (bar 2.28); the message says which bar."""
+        sol, slow = [1.0] * 5, [3.0] * 5
+        self.assertEqual(speed_decision([2.5] * 5, sol, slow)["outcome"], "failed")
+        d = speed_decision([2.5] * 5, sol, slow, bar=0.9)
+        self.assertEqual((d["outcome"], d["threshold"]), ("passed", round(3 ** 0.9, 4)))
+        said = speed.speed_message(d, catalogue.Speed(dict(SPEED, bar=0.9)))
+        self.assertIn("the bar is 2.69 times (0.90 of the way from the solution to it, in log terms)", said)
+
     def test_a_failed_verdict_names_no_cause_it_did_not_measure(self):
         """The check times programs only: it states the times, and offers causes as possibilities,
         each with a way to look, none as the cause (a kernel slow for another reason was once told

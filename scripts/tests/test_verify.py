@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 
 from helpers import Scratch, patched
-from suitelib import anchors, commands, exercises, running, speed, verify, verifyrun
+from suitelib import anchors, catalogue, commands, exercises, running, speed, verify, verifyrun
 from suitelib import SuiteError
 from suitelib.model import programs
 
@@ -18,6 +18,11 @@ CTEST_OUT = """
  3/4 Test #3: gpu.run.sweep ....................***Failed    1.00 sec
  4/4 Test #4: tool.test_plots.TestPlot .........   Passed    0.20 sec
 """
+
+
+# A slow attempt of the demo's speed exercise: right outputs, and (fake_speed_build) 2.6 times the solution.
+SLOW_ATTEMPT = {"region": "twice", "name": "one-plus", "kind": "slow", "base": "starter", "description": "the slow design",
+                "edits": [{"old": "int twice(int v) { return v; }", "new": "int twice(int v) { return 1 * v + v; }"}]}
 
 
 class TestVerifyRecord(Scratch):
@@ -32,9 +37,9 @@ class TestVerifyRecord(Scratch):
                 e.update(budget, sm75_ptx_identical=True, runs_budget={r.id: dict(budget) for r in prog.runs()},
                          mutants=[{"name": f"m{i}", "killed": True} for i in range(1, 5)])
             entries.append(e)
+        kinds = {a.name: a.kind for a in catalogue.load(self.root)["demo"].attempts}
         attempts = [{"lesson": "demo", "region": "twice", "name": n, "kind": k, "runs": ["demo", "demo@twice"],
-                     "accepted": k == "correct", "outcome": "x"}
-                    for n, k in (("stand-in", "wrong"), ("plus-one", "wrong"), ("times-two", "correct"), ("add-self", "correct"))]
+                     "accepted": k != "wrong", "outcome": "x"} for n, k in kinds.items()]
         record = {"gpu": "NVIDIA H200", "toolkit": "13.0", "recorded_at": "x", "total_wall_s": 1, "programs": entries,
                   "phases_s": {"build": 1}, "partial": False,
                   "student_attempts": attempts, "ctest_gpu": {"passed": 9, "failed": 0, "skipped": 0},
@@ -176,12 +181,15 @@ class TestVerifyRecord(Scratch):
         path = self.root / "scripts/catalogue/demo.json"
         data = json.loads(path.read_text())
         data["exercise"]["speed"] = {"region": "twice", "figure": r"^k (\S+) ms", "slow": "int twice(int v) { return v + v; }"}
+        data["attempts"].append(SLOW_ATTEMPT)
         path.write_text(json.dumps(data))
 
     def speed_entry(self, **change):
         return dict({"lesson": "demo", "region": "twice", "run": "demo", "slow_ratio": 3.0, "threshold": 1.732,
                      "spread": 1.02, "separated": True, "attempts": [{"name": "times-two", "ratio": 1.0, "outcome": "passed"},
-                                                                     {"name": "add-self", "ratio": 1.01, "outcome": "passed"}]},
+                                                                     {"name": "add-self", "ratio": 1.01, "outcome": "passed"},
+                                                                     {"name": "one-plus", "kind": "slow", "ratio": 2.9,
+                                                                      "outcome": "failed"}]},
                     **change)
 
     def test_speed_exercise_recorded(self):
@@ -199,7 +207,32 @@ class TestVerifyRecord(Scratch):
         entry = self.speed_entry()
         entry["attempts"][1].update(ratio=2.5, outcome="failed")
         self.write_record(lambda r: r.update(exercise_speed=[entry]))
-        self.assertCheckFails("verify-record", "correct attempt demo/add-self did not pass the speed check: failed at 2.5")
+        self.assertCheckFails("verify-record", "correct attempt demo/add-self should have passed the speed check: "
+                                               "failed at 2.5 times the solution")
+
+    def test_slow_attempt_that_passed_the_speed_check(self):
+        """A slow attempt (right outputs, the slow design) the speed check let through is a problem."""
+        self.add_speed()
+        entry = self.speed_entry()
+        entry["attempts"][2].update(ratio=1.1, outcome="passed")
+        self.write_record(lambda r: r.update(exercise_speed=[entry]))
+        self.assertCheckFails("verify-record", "slow attempt demo/one-plus should have failed the speed check: "
+                                               "passed at 1.1 times the solution")
+
+    def test_the_catalogues_bar_decides(self):
+        """An exercise's own bar (its catalogue's "bar") re-judges the record: at 0.9 of the way (3 ** 0.9
+        = 2.69) a correct attempt at 2.5 times the solution passes, where the default bar (2.28) fails it."""
+        self.add_speed()
+        entry = self.speed_entry()
+        entry["attempts"][1].update(ratio=2.5, outcome="failed")
+        self.write_record(lambda r: r.update(exercise_speed=[entry]))
+        self.assertCheckFails("verify-record", "correct attempt demo/add-self should have passed")
+        self.edit_catalogue(lambda d: d["exercise"]["speed"].update(bar=0.9))
+        self.assertCheckPasses("verify-record")
+        entry["attempts"][2].update(ratio=2.70)  # a slow attempt now fails only beyond 2.69 and half the spread
+        self.write_record(lambda r: r.update(exercise_speed=[entry]))
+        self.assertCheckFails("verify-record", "slow attempt demo/one-plus should have failed the speed check: "
+                                               "inconclusive at 2.7 times")
 
     def test_speed_references_not_told_apart(self):
         self.add_speed()
@@ -247,6 +280,18 @@ class TestVerifyRecord(Scratch):
         stored = json.loads((self.root / "expected/h200/verify.json").read_text())["exercise_speed"][0]
         self.assertEqual(stored["threshold"], round(3.0 ** speed.SPEED_BAR, 4))
         self.assertEqual(stored["attempts"][0]["outcome"], speed.speed_outcome(2.0, 3.0, 1.02)[0])
+        self.assertEqual(stored["bar"], speed.SPEED_BAR)
+
+    def test_written_record_carries_the_catalogues_bar(self):
+        self.add_speed()
+        self.edit_catalogue(lambda d: d["exercise"]["speed"].update(bar=0.9))
+        entry = {"lesson": "demo", "region": "twice", "run": "demo", "slow_ratio": 3.0, "spread": 1.02, "bar": 0.75,
+                 "attempts": [{"name": "a", "ratio": 2.5, "outcome": "failed"}]}
+        verify.write_record(self.root, "h200", {"gpu": "g", "toolkit": "t", "recorded_at": "x", "programs": [],
+                                                "exercise_speed": [entry]})
+        stored = json.loads((self.root / "expected/h200/verify.json").read_text())["exercise_speed"][0]
+        self.assertEqual((stored["bar"], stored["threshold"]), (0.9, round(3.0 ** 0.9, 4)))
+        self.assertEqual(stored["attempts"][0]["outcome"], "passed")
 
     def test_the_record_is_judged_by_todays_rule_not_its_stored_outcome(self):
         self.add_speed()
@@ -258,7 +303,7 @@ class TestVerifyRecord(Scratch):
     def test_speed_record_lacking_a_correct_attempt(self):
         self.add_speed()
         entry = self.speed_entry()
-        entry["attempts"].pop()
+        entry["attempts"].pop(1)
         self.write_record(lambda r: r.update(exercise_speed=[entry]))
         self.assertCheckFails("verify-record", "correct attempt demo/add-self has no speed record")
 
@@ -488,7 +533,8 @@ class TestVerifyCommand(Scratch):
         record = json.loads((self.root / "expected/h200/verify.json").read_text())
         [entry] = record["exercise_speed"]
         self.assertEqual((entry["lesson"], entry["region"], entry["run"], entry["slow_ratio"]), ("demo", "twice", "demo", 3.0))
-        self.assertEqual({a["name"]: a["outcome"] for a in entry["attempts"]}, {"times-two": "passed", "add-self": "passed"})
+        self.assertEqual({a["name"]: a["outcome"] for a in entry["attempts"]},
+                         {"times-two": "passed", "add-self": "passed", "one-plus": "failed"})
         self.assertIn("## Speed exercises", (self.root / "expected/h200/verify.md").read_text())
         self.assertCheckPasses("verify-record")
 
@@ -542,10 +588,12 @@ class TestVerifyCommand(Scratch):
 
 
 def speed_build(prog, text, tmp, arch=None, sass=None):
-    """A 'compiler' for the demo that also prints a time: 3 ms for the slow reference (v + v), else 1 ms."""
+    """A 'compiler' for the demo that also prints a time: 3 ms for the slow reference (v + v), 2.6 ms for
+    the slow attempt (1 * v + v), else 1 ms."""
     import re
     body = re.search(r"int twice\(int v\) \{ return (.*?); \}", text).group(1)
-    value, ms = eval(body, {}, {"v": 42}), 3.0 if body == "v + v" and "solution" in text else 1.0
+    ms = 3.0 if body == "v + v" and "solution" in text else (2.6 if body == "1 * v + v" else 1.0)
+    value = eval(body, {}, {"v": 42})
     path = Path(tmp) / "demo"
     path.write_text(f"#!/bin/sh\nif [ \"$1\" = --twice ]; then echo 'answer {value}'; else echo 'answer 42'; fi\n"
                     f"echo 'k {ms} ms'\n")
