@@ -36,21 +36,29 @@ def figure_of(text, speed):
     return None
 
 
-def time_rounds(binaries, args, speed, run_fn=None):
+def time_rounds(binaries, args, speed, run_fn=None, dropped=None):
     """{key: [figure per round]} of binaries [(key, path)], run serially in `speed.rounds` rounds, the
     order rotated each round so no program always runs first (clocks warm up, a neighbour job ends).
 
-    SuiteError naming the program when a run fails or prints no figure."""
+    SuiteError naming the program when a run fails or prints no figure; with `dropped` (a dict), a
+    program whose key starts with "attempt " is dropped instead, its reason kept in dropped[key], so
+    one failing attempt does not leave the references and the other attempts untimed."""
     run_fn = run_fn or running.run_binary
     figures = {key: [] for key, _ in binaries}
     for r in range(speed.rounds):
         order = binaries[r % len(binaries):] + binaries[:r % len(binaries)]
         for key, path in order:
+            if dropped is not None and key in dropped:
+                continue
             result = run_fn(path, args)
             value = figure_of(result["stdout"], speed) if result["exit_code"] == EXIT_OK else None
             if value is None:
-                raise SuiteError(f"speed: {key} ({' '.join(args) or 'no arguments'}) exited {result['exit_code']} "
-                                 f"or printed no figure matching {speed.figure!r}: " + catalogue.one_line(result))
+                why = (f"speed: {key} ({' '.join(args) or 'no arguments'}) exited {result['exit_code']} "
+                       f"or printed no figure matching {speed.figure!r}: " + catalogue.one_line(result))
+                if dropped is None or not key.startswith("attempt "):
+                    raise SuiteError(why)
+                dropped[key] = why
+                continue
             figures[key].append(value)
     return figures
 
@@ -219,7 +227,8 @@ def speed_phase(root, cats, names, progress=print, run_fn=None, built=None):
                 if isinstance(bins, str):
                     raise SuiteError(bins)
                 progress(f"speed {name}/{speed.region}: timing {len(bins)} programs, {speed.rounds} rounds")
-                figures = time_rounds(list(bins.items()), run.args, speed, run_fn)
+                dropped = {}
+                figures = time_rounds(list(bins.items()), run.args, speed, run_fn, dropped)
         except SuiteError as exc:
             entry.update(error=str(exc), attempts=[{"name": a.name, "outcome": "not timed"} for a in correct])
             out.append(entry)
@@ -230,6 +239,10 @@ def speed_phase(root, cats, names, progress=print, run_fn=None, built=None):
                      spread=ref["spread"], separated=ref["separated"],
                      medians={k: statistics.median(v) for k, v in figures.items()}, attempts=[])
         for a in correct:
+            if "attempt " + a.name in dropped:
+                entry["attempts"].append({"name": a.name, "kind": a.kind, "outcome": "not timed",
+                                          "error": dropped["attempt " + a.name][:300]})
+                continue
             d = speed_decision(figures["attempt " + a.name], figures["solution"], figures["slow reference"],
                                speed.better, bar_of(speed))
             entry["attempts"].append({"name": a.name, "kind": a.kind, "ratio": d["ratio"], "outcome": d["outcome"]})
@@ -262,7 +275,11 @@ def speed_problems(record, cats, rel):
             if got is None:
                 errors.append(f"{rel}: {a.kind} attempt {name}/{a.name} has no speed record (run verify)")
                 continue
-            outcome, bar = speed_outcome(got.get("ratio") or 0.0, e.get("slow_ratio") or 0.0,
+            if not isinstance(got.get("ratio"), (int, float)):
+                errors.append(f"{rel}: {a.kind} attempt {name}/{a.name} was not timed: "
+                              f"{str(got.get('error', 'no ratio recorded'))[:200]}")
+                continue
+            outcome, bar = speed_outcome(got["ratio"], e.get("slow_ratio") or 0.0,
                                          e.get("spread") or float("inf"), bar_of(cat.speed))
             if outcome != want:
                 errors.append(f"{rel}: {a.kind} attempt {name}/{a.name} should have {want} the speed check: "

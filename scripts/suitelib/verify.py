@@ -576,7 +576,8 @@ def speed_table(entries):
         W, spread = e.get("slow_ratio") or 0.0, e.get("spread") or float("inf")
         fraction = e.get("bar", speed.SPEED_BAR)
         tried = "; ".join(f"{a['name']} ({a.get('kind', 'correct')}) {a.get('ratio')}: "
-                          f"{speed.speed_outcome(a.get('ratio') or 0.0, W, spread, fraction)[0]}"
+                          + (speed.speed_outcome(a["ratio"], W, spread, fraction)[0]
+                             if isinstance(a.get("ratio"), (int, float)) else "not timed")
                           for a in e.get("attempts", []))
         bar = speed.speed_outcome(1.0, W, spread, fraction)[1]
         rows.append(f"| {e['lesson']} | {e['region']} | {e['run']} | {e.get('slow_ratio')} | {bar:.4f} ({fraction} of the way) | "

@@ -471,6 +471,21 @@ class TestSpeedCheck(ExerciseScratch):
         with self.assertRaisesRegex(SuiteError, "speed: b .* printed no figure"):
             speed.time_rounds([("a", "a"), ("b", "b")], [], spec, runner)
 
+    def test_a_failing_attempt_is_dropped_and_the_rest_still_timed(self):
+        """verify's speed phase: an attempt that fails (a gate, no figure) is left out with its reason;
+        a reference that fails still stops the exercise's timing."""
+        def runner(path, args):
+            bad = Path(path).name == "attempt b"
+            return {"exit_code": 1 if bad else 0, "stdout": "" if bad else "k 2 ms\n", "stderr": "GATE: x" if bad else ""}
+        spec = catalogue.Speed(dict(SPEED, rounds=3))
+        dropped = {}
+        figures = speed.time_rounds([("solution", "a"), ("attempt b", "attempt b")], [], spec, runner, dropped)
+        self.assertEqual(figures["solution"], [2.0] * 3)
+        self.assertEqual(list(dropped), ["attempt b"])
+        self.assertIn("exited 1", dropped["attempt b"])
+        with self.assertRaisesRegex(SuiteError, "speed: slow reference .* exited 1"):
+            speed.time_rounds([("solution", "a"), ("slow reference", "attempt b")], [], spec, runner, {})
+
     def test_figure_after_a_section_line(self):
         spec = catalogue.Speed(dict(SPEED, figure=r"time: median (\S+) ms", after=r"^Step 3 "))
         out = "Step 1\n  time: median 9.0 ms\nStep 3 - x\n  check\n  time: median 2.5 ms\nStep 4\n  time: median 1.0 ms\n"

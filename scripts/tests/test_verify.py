@@ -219,6 +219,13 @@ class TestVerifyRecord(Scratch):
         self.assertCheckFails("verify-record", "slow attempt demo/one-plus should have failed the speed check: "
                                                "passed at 1.1 times the solution")
 
+    def test_an_attempt_the_speed_phase_could_not_time(self):
+        self.add_speed()
+        entry = self.speed_entry()
+        entry["attempts"][2] = {"name": "one-plus", "kind": "slow", "outcome": "not timed", "error": "exited 1: GATE"}
+        self.write_record(lambda r: r.update(exercise_speed=[entry]))
+        self.assertCheckFails("verify-record", "slow attempt demo/one-plus was not timed: exited 1: GATE")
+
     def test_the_catalogues_bar_decides(self):
         """An exercise's own bar (its catalogue's "bar") re-judges the record: at 0.9 of the way (3 ** 0.9
         = 2.69) a correct attempt at 2.5 times the solution passes, where the default bar (2.28) fails it."""
