@@ -293,7 +293,7 @@ const char* const kVerdictNames[] = {"PASS", "FAIL", "UNVERIFIED"};  // indexed 
 struct RowCheck { std::string how; Verdict verdict; std::string why; };  // why: for the GATE line
 struct Ladder {
   float *dA = nullptr, *dB = nullptr, *dC = nullptr;
-  bool naiveFullRecord = true;      // naive passed the full check at every smaller n,
+  bool naiveFullRecord = true;      // naive passed every full check (n <= kFullRefMax),
   long long naiveFirstFailure = 0;  // else the first n where it did not
   Verdict naiveVerdict = Verdict::kUnverified;  // naive's row at the current n
   int rows = 0, passed = 0;
@@ -304,8 +304,8 @@ struct Ladder {
 };
 // The verification ladder above kFullRefMax: only sampled rows get the double reference, and the rest
 // rests on trust that is stated and conditional. naive: the sampled rows against the reference and
-// every element finite; the others are trusted only if naive passed the full check at every smaller
-// n, else UNVERIFIED. tiled: the same rows, and every element against naive's output at this n,
+// every element finite; the others are trusted only if naive passed every full check, else
+// UNVERIFIED. tiled: the same rows, and every element against naive's output at this n,
 // trusted only if that naive row passed. A correct pair agrees exactly (same products, same order),
 // so the cross-check cannot see an error the two share; the sampled rows, independent of both, can.
 // solution: verify-ladder
@@ -586,7 +586,7 @@ cudaDeviceProp requireCudaDevice() {
 // each kernel on its first launch; clocks ramp up). Each sample is one launch
 // between two events, queued back to back, so the events read the GPU's clock
 // and launch latency hides behind the previous launch. The median ignores the
-// odd sample hit by a clock change. Inputs stay in L2 when they fit.
+// odd sample hit by a clock change.
 template <typename Launch>
 TimingStats timeKernel(Launch launch, int warmups, int samples) {
   samples = std::max(samples, 1);  // callers validate; this keeps the median defined

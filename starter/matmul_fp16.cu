@@ -566,9 +566,7 @@ constexpr FormatFloor kFormatFloors[] = {
     {"FP8", 89},
 };
 
-// FP4 is not a plain floor: Blackwell (CC 10.x to 12.x) has FP4 tensor-core
-// instructions, but only a build for Blackwell itself can use them, never this
-// file's sm_75 build.
+// FP4 is not a plain floor; this file's sm_75 build never uses FP4.
 std::string fp4Support(int major) {
   if (major >= 10 && major <= 12) return "yes (not from an sm_75 build)";
   return major < 10 ? "no" : "unknown to this program";
@@ -585,10 +583,10 @@ void printFormatSupport(int major, int minor) {
 // end snippet
 
 // The other [device] line. How many cases' f32 footprint fits in L2, a
-// comparison of sizes, not a measurement: on a T4 (4 MiB) two of the four; on
-// an H200 (60 MiB) all four. Data that fits can stay resident in L2 between
-// the timed repeats, so those timings need not show DRAM bandwidth; nothing
-// here measures what stays resident.
+// comparison of sizes, not a measurement: on the recording's H200 (60 MiB) all
+// four. Data that fits can stay resident in L2 between the timed repeats, so
+// those timings need not show DRAM bandwidth; nothing here measures what stays
+// resident.
 void printDeviceFacts(const cudaDeviceProp& prop) {
   int fit = 0;
   for (int n : kCases) fit += footprintBytes(n, false) <= prop.l2CacheSize ? 1 : 0;
@@ -862,7 +860,7 @@ cudaDeviceProp requireCudaDevice() {
 // each kernel on its first launch; clocks ramp up). Each sample is one launch
 // between two events, queued back to back, so the events read the GPU's clock
 // and launch latency hides behind the previous launch. The median ignores the
-// odd sample hit by a clock change. Inputs stay in L2 when they fit.
+// odd sample hit by a clock change.
 template <typename Launch>
 TimingStats timeKernel(Launch launch, int warmups, int samples) {
   samples = std::max(samples, 1);  // callers validate; this keeps the median defined

@@ -760,7 +760,7 @@ cudaDeviceProp requireCudaDevice() {
 // each kernel on its first launch; clocks ramp up). Each sample is one launch
 // between two events, queued back to back, so the events read the GPU's clock
 // and launch latency hides behind the previous launch. The median ignores the
-// odd sample hit by a clock change. Inputs stay in L2 when they fit.
+// odd sample hit by a clock change.
 template <typename Launch>
 TimingStats timeKernel(Launch launch, int warmups, int samples) {
   samples = std::max(samples, 1);  // callers validate; this keeps the median defined

@@ -608,16 +608,14 @@ inline void columnCodeSums(const std::int8_t* codes, int K, int N, std::int32_t*
     for (int c = 0; c < N; ++c) colSums[c] += codes[static_cast<long long>(p) * N + c];
 }
 
-// 2:4 pruning along k, the one pattern sparse tensor cores (sm_80 on) run: of
-// every 4 consecutive weights along k, at most 2 are nonzero; the hardware
-// stores the 2 survivors with 2-bit positions and skips the zeros' multiplies,
-// halving the math. Here, in each column, every group of 4 keeps its 2 largest
-// magnitudes of B and the codes of the other 2 become 0. Ties go to the
-// earlier index: an equal magnitude outranks only the elements after it, so
-// exactly 2 survive. A tail group of n < 4 rows keeps min(n, 2); no case has
-// one. Pruning the codes equals quantizing the pruned B: a zeroed value has
-// code 0, and the pruned B has the dense per-column scales, because the
-// largest value of every group always survives.
+// 2:4 pruning along k, the one pattern sparse tensor cores (sm_80 on) run: of every
+// 4 consecutive weights along k, at most 2 are nonzero. Here, in each column, every
+// group of 4 keeps its 2 largest magnitudes of B and the codes of the other 2
+// become 0. Ties go to the earlier index: an equal magnitude outranks only the
+// elements after it, so exactly 2 survive. A tail group of n < 4 rows keeps
+// min(n, 2); no case has one. Pruning the codes equals quantizing the pruned B: a
+// zeroed value has code 0, and the pruned B has the dense per-column scales,
+// because the largest value of every group always survives.
 inline void pruneTwoOfFour(const float* B, int K, int N, std::int8_t* codes) {
   for (int g = 0; g < K; g += 4) {
     const int n = std::min(4, K - g);
@@ -950,8 +948,8 @@ inline void printCapabilityReport(int major, int minor) {
 // end snippet
 
 // Whether the L2 is larger than each case's fp32 working set (A, B and C): a
-// footprint compared with the L2's size, nothing measured. On a T4 (4 MiB)
-// only the 256 case's is smaller; on an H200 (60 MiB) all three are.
+// footprint compared with the L2's size, nothing measured. On the recording's
+// H200 (60 MiB) all three are.
 inline void printL2Fit(double l2Bytes) {
   int fits = 0;
   for (int i = 0; i < kNumCases; ++i)
@@ -1296,7 +1294,7 @@ inline CaseSummary summarizeCase(const CaseData& cd, const RowResult rows[kNumRo
   s.oneColFrac = one.colFrac;
   s.oneSqrtFrac = one.sqrtFrac;
   s.colSqrtFrac = col.sqrtFrac;
-  s.gateRatio = one.colFrac / col.colFrac;  // the ladder gate made col.colFrac > 0
+  s.gateRatio = one.colFrac / col.colFrac;
   s.rmsRatio = zp.rms() > 0.0 ? col.rms() / zp.rms() : 0.0;
   s.colSumRms = cd.colErrors.rms;
   s.colSumLargest = cd.colErrors.largest;
@@ -1767,7 +1765,7 @@ cudaDeviceProp requireCudaDevice() {
 // each kernel on its first launch; clocks ramp up). Each sample is one launch
 // between two events, queued back to back, so the events read the GPU's clock
 // and launch latency hides behind the previous launch. The median ignores the
-// odd sample hit by a clock change. Inputs stay in L2 when they fit.
+// odd sample hit by a clock change.
 template <typename Launch>
 TimingStats timeKernel(Launch launch, int warmups, int samples) {
   samples = std::max(samples, 1);  // callers validate; this keeps the median defined

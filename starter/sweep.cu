@@ -88,8 +88,7 @@ __global__ void __launch_bounds__(kTileCols * BY)
   static_assert(TK >= 1 && TK <= kTileCols && (TK & (TK - 1)) == 0,
                 "TK must be a power of two no larger than 32, so that it divides the block's "
                 "thread count: each thread then loads the same A column at every step");
-  static_assert(CO >= 1 && CO <= 8, "CO accumulators live in registers: past 8 they and the "
-                "unrolled loop crowd out the registers that occupancy needs");
+  static_assert(CO >= 1 && CO <= 8, "CO must be 1 to 8");
   constexpr int kThreads = kTileCols * BY, kRows = BY * CO;
   constexpr int kAPanel = kRows * TK, kBPanel = TK * kTileCols;     // floats
   constexpr int kALoads = (kAPanel + kThreads - 1) / kThreads;      // per thread, per K step
@@ -712,7 +711,7 @@ cudaDeviceProp requireCudaDevice() {
 // each kernel on its first launch; clocks ramp up). Each sample is one launch
 // between two events, queued back to back, so the events read the GPU's clock
 // and launch latency hides behind the previous launch. The median ignores the
-// odd sample hit by a clock change. Inputs stay in L2 when they fit.
+// odd sample hit by a clock change.
 template <typename Launch>
 TimingStats timeKernel(Launch launch, int warmups, int samples) {
   samples = std::max(samples, 1);  // callers validate; this keeps the median defined

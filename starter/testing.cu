@@ -7,7 +7,7 @@
 // passes it. A green suite proves nothing by itself: the lesson then runs a
 // hardened suite against gpuSum as shipped and against a revised wrapper,
 // gpuSumRevised. A suite has earned its keep when it fails the shipped code
-// and passes the revision, and the program gates exactly that, together with
+// and passes the revision, and the program gates that, together with
 // a check of the revision that does not depend on the suite at all.
 //
 // The unit under test is the kernel together with its launch: callers never
@@ -51,7 +51,7 @@ static_assert(kThreads % 32 == 0 && (kThreads & (kThreads - 1)) == 0,
               "the tree reduction halves the stride down to 1: the block size "
               "must be a power of two and whole warps");
 static_assert(kOddN < kMaxN && kExactN < kMaxN,
-              "kMaxN is the largest size: the device buffers hold kMaxN floats");
+              "kMaxN is the largest size: the input buffers hold kMaxN floats");
 static_assert(2.0 * 48.0 * kMaxN < 8388608.0,
               "inputs are half-integers of at most 48 (x2: at most 96), so every "
               "partial sum is a half-integer below 96 * 16483 < 2^23, where "
@@ -231,8 +231,8 @@ bool report(Verdicts& v, const char* label, const Outcome& got, double want, flo
   return ok;
 }
 
-// The inputs on the device, and the partials buffer. Each array holds kMaxN
-// floats; a test that needs another input makes its own.
+// The inputs on the device, and the partials buffer. Each input array holds
+// kMaxN floats; a test that needs another input makes its own.
 struct Data {
   const float* h_x;  // host copy of x, for the oracle
   float* x;
@@ -302,7 +302,8 @@ void runHardenedSuite(Variant sum, const Data& d, Expect catches, Verdicts& v);
 // the true one; the helpers above (oracleSum, report, the Data arrays) are
 // yours to use. Record every test with report(v, ...) (its line starts with
 // two spaces) and give each the outcome it expects (see the comment above).
-// Labels, sizes, the number of tests and the notes you print are yours.
+// Labels, sizes up to kMaxN, the number of tests and the notes you print
+// are yours.
 // Done when the run (./testing, the only recorded run) shows at least one
 // test failing gpuSum as shipped in Phase 2, every test passing your
 // gpuSumRevised in Phase 3, no FAIL or XPASS line, and no GATE line.
