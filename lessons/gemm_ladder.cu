@@ -210,21 +210,15 @@ __device__ __forceinline__ void fetchPanels(const float* A, const float* B, int 
 
 // Where the B float4 e (e = tid + i x 256) of a panel goes: row e / 32, column e % 32 x 4.
 __host__ __device__ inline int bSlot(int e) { return e / (kBN / 4) * kBN + e % (kBN / 4) * 4; }
-// Registers -> shared, steps 6-7: both panels as in A and B (As[m][k], Bs[k][n]), each float4 in
-// four 4-byte stores (step 6) or one 16-byte store (step 7, Float4B).
-template <bool Float4B>
-__device__ __forceinline__ void put4(float* q, const float4& v) {
-  if (Float4B) *reinterpret_cast<float4*>(q) = v;
-  else q[0] = v.x, q[1] = v.y, q[2] = v.z, q[3] = v.w;
-}
-template <bool Float4B>
+// Registers -> shared, steps 6-7: both panels as in A and B (As[m][k], Bs[k][n]), one 16-byte
+// store per float4.
 __device__ __forceinline__ void stashPanelsAsLoaded(const PanelRegs& p, float* As, float* Bs) {
 #pragma unroll
   for (int i = 0, e = threadIdx.x; i < kBM * kBK / 4 / kThreads; ++i, e += kThreads)
-    put4<Float4B>(&As[e / (kBK / 4) * kBK + e % (kBK / 4) * 4], p.a[i]);
+    *reinterpret_cast<float4*>(&As[e / (kBK / 4) * kBK + e % (kBK / 4) * 4]) = p.a[i];
 #pragma unroll
   for (int i = 0, e = threadIdx.x; i < kBK * kBN / 4 / kThreads; ++i, e += kThreads)
-    put4<Float4B>(&Bs[bSlot(e)], p.b[i]);
+    *reinterpret_cast<float4*>(&Bs[bSlot(e)]) = p.b[i];
 }
 
 // Registers -> shared, steps 8-14: A transposed (As[k][m], rows kBMPad long), so the 8 A values a
@@ -281,24 +275,24 @@ __device__ __forceinline__ void storeMicroTile(float* C, int M, int N, int row0,
   }
 }
 
-// Steps 6-7 - 16-byte accesses. Step 6: step 5's tiles, micro-tiles and shared memory, but every
-// global load and store moves 16 bytes (float4) where the row length allows (load4, store4; the
-// program prints where). Step 7 (Float4B) does the same in shared memory: the panels 16-byte
-// aligned, each float4 stored in one 16-byte store and the B fragment read as two float4s. What the
-// compiler makes of the shared-memory accesses is not printed (cuobjdump -sass shows it).
+// Steps 6-7 - float4 accesses. Step 6: step 5's tiles, micro-tiles, shared layout and fragment
+// reads, but every global load and store moves 16 bytes (float4) where the row length allows
+// (load4, store4; the program prints where), so each float4 also goes into shared memory whole.
+// Step 7 (Float4B) reads the B fragment as two float4s in the source. What the compiler makes of
+// the shared-memory reads is not printed (cuobjdump -sass shows it).
 // launch assumption: as step 5. memory: as step 5.
 template <bool Float4B>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemmVectorized(const float* A, const float* B, float* C, int M, int N, int K) {
-  __shared__ __align__(Float4B ? 16 : 4) float As[kBM * kBK];
-  __shared__ __align__(Float4B ? 16 : 4) float Bs[kBK * kBN];
+  __shared__ __align__(16) float As[kBM * kBK];
+  __shared__ __align__(16) float Bs[kBK * kBN];
   const int tid = threadIdx.x, rowBase = blockIdx.y * kBM, colBase = blockIdx.x * kBN;
   const int tRow = tid / (kBN / kTN), tCol = tid % (kBN / kTN);
   float acc[kTM][kTN] = {};
   for (int k0 = 0; k0 < K; k0 += kBK) {
     PanelRegs p;
     fetchPanels(A, B, M, N, K, rowBase, colBase, k0, p);
-    stashPanelsAsLoaded<Float4B>(p, As, Bs);
+    stashPanelsAsLoaded(p, As, Bs);
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < kBK; ++kk) {
@@ -871,16 +865,16 @@ const Step kLadder[kSteps] = {
      "warps can hide each other's waits",
      LADDER_KERNEL((gemm2DRegisterBlocked<kBM, kBN>), kThreads, 1), kBM, kBN},
     {"global_16b", "16-byte global loads and stores",
-     "16-byte global loads and stores where the sizes allow (step 5: 4-byte); shared memory as "
-     "step 5",
+     "16-byte global loads and stores where the sizes allow (step 5: 4-byte), each float4 stored "
+     "into shared memory whole; shared layout and fragment reads as step 5",
      "a 16-byte global load or store moves 4 floats in one instruction, so fewer instructions "
      "compete with the FMAs for issue slots",
      LADDER_KERNEL(gemmVectorized<false>, kThreads, 1), kBM, kBN},
-    {"vectorized", "16-byte shared-memory stores and B fragment reads",
-     "the panels 16-byte aligned, each float4 stored into shared memory in one 16-byte store and "
-     "the B fragment read as two float4s, in the source (step 6: 4-byte stores and reads)",
-     "a 16-byte shared-memory store or read moves 4 floats in one instruction, so fewer "
-     "instructions compete with the FMAs for issue slots",
+    {"vectorized", "the B fragment read as float4",
+     "the B fragment read from shared memory as two float4s in the source (step 6: 8 single "
+     "floats)",
+     "two 16-byte shared-memory reads instead of 8 4-byte ones, where the compiler has not "
+     "merged them itself: fewer instructions compete with the FMAs for issue slots",
      LADDER_KERNEL(gemmVectorized<true>, kThreads, 1), kBM, kBN},
     {"transposed_a", "A panel stored transposed",
      "the A panel stored k-major and padded to 132 floats a row (step 7: as in A, 16 floats "

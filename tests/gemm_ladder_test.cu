@@ -176,11 +176,12 @@ TEST(GemmLadderTable, EachStepNamesItsOneChange) {
       << "step 4's two blocks of 64 threads leave the 255 registers a thread may hold";
   EXPECT_NE(std::string(kLadder[5].changes).find("16-byte global loads and stores"),
             std::string::npos);
-  EXPECT_NE(std::string(kLadder[5].changes).find("shared memory as step 5"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[6].changes).find("(step 6: 4-byte stores and reads)"),
+  EXPECT_NE(std::string(kLadder[5].changes).find("shared layout and fragment reads as step 5"),
             std::string::npos);
+  EXPECT_NE(std::string(kLadder[6].changes).find("the B fragment read from shared memory as two "
+                                                 "float4s"), std::string::npos);
   EXPECT_EQ(std::string(kLadder[6].changes).find("global"), std::string::npos)
-      << "step 7 changes shared-memory accesses only";
+      << "step 7 changes the B fragment's shared-memory reads only";
   EXPECT_NE(std::string(kLadder[7].changes).find("padded to 132 floats"), std::string::npos);
   EXPECT_NE(std::string(kLadder[8].changes).find("only which outputs"), std::string::npos);
   EXPECT_EQ(std::string(kLadder[9].changes).find("deep"), std::string::npos)
