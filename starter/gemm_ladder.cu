@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Final project - gemm_ladder: from 16x16 tiles toward cuBLAS FP32, one idea a step.
 //
-// One FP32 GEMM, C = A * B (row-major, any sizes), runs through eleven steps, each adding one idea
-// to the step before: the comment at each step says what changes, and so does its printed
+// One FP32 GEMM, C = A * B (row-major, any sizes), runs through fourteen steps, each changing one
+// thing from the step before: the comment at each step says what, and so does its printed
 // "changes:" line. Every step is checked before it is timed (output poisoned with NaN, every
 // element against a double reference, the tolerance scaled with K and printed with the worst
 // error), then timed, and placed against the FP32 peak this program measures. A separate program
@@ -15,9 +15,9 @@
 // Run:   ./gemm_ladder -m 1000 -n 1030 -k 999
 // Sanitize: ./gemm_ladder -m 130 -n 132 -k 512 -iters 1 -warmups 0
 //
-// sm_75 is the course's T4 (and Compiler Explorer's card); a newer GPU runs the
-// PTX it embeds. ./gemm_ladder -h lists the options.
-// Exercise (step 3), with a GPU: python3 scripts/suite.py exercise check gemm_ladder judges
+// sm_75 is the course's T4 (and Compiler Explorer's card); a newer GPU runs the PTX it embeds.
+// ./gemm_ladder -h lists the options.
+// Exercise (step 4), with a GPU: python3 scripts/suite.py exercise check gemm_ladder judges
 // exercises/gemm_ladder.cu at every Run: line. Without one: python3 scripts/suite.py ce-link
 // exercises/gemm_ladder.cu opens it in Compiler Explorer; save the whole executor pane to FILE, then
 // python3 scripts/suite.py exercise check gemm_ladder --pane FILE [--args '...'] (one run a pane).
@@ -39,39 +39,32 @@
 #include <cuda_runtime.h>
 
 // =============================================================================
-// The ladder: eleven steps, each adding one idea to the step before (steps 3 and 4 share one
-// kernel template; steps 10 and 11 add a second kernel that sums their parts)
+// The ladder: fourteen steps, each changing one thing from the step before (steps 2-3, 4-5, 6-7
+// and 10-11 are two instances of one kernel each; steps 13 and 14 add a kernel that sums parts)
 // =============================================================================
-// Every kernel computes C (M x N) = A (M x K) * B (K x N), row-major, any sizes:
-// panel loads outside A or B read zero, stores outside C are skipped. Every
-// output is one fmaf chain in ascending k, started at 0.0f, in steps 1-9: those
-// steps change where the data lives and who computes what, not the arithmetic.
-// Steps 10 and 11, where they split K, add a few such chains in a fixed order.
-constexpr int kT1 = 16;                        // step 1: 16 x 16 tiles, 256 threads
-constexpr int kBK = 16;                        // steps 2-11: k per panel, step 1's tile depth
-constexpr int kBM2 = 64, kBN2 = 64, kTM2 = 8;  // step 2: 64 x 64 block tile, 8 outputs a thread
-constexpr int kThreads2 = kBM2 * kBN2 / kTM2;  // 512
-constexpr int kTM = 8, kTN = 8;                // steps 3-11: 8 x 8 micro-tile per thread
-constexpr int kBM3 = 64, kBN3 = 64;            // step 3: step 2's block tile
-constexpr int kBM = 128, kBN = 128;            // steps 4-11: 128 x 128 block tile
+// Every kernel computes C (M x N) = A (M x K) * B (K x N), row-major, any sizes: panel loads
+// outside A or B read zero, stores outside C are skipped. In steps 1-12 every output is one fmaf
+// chain in ascending k, started at 0.0f: they change where the data lives and who computes what,
+// not the arithmetic. Steps 13 and 14, where they split K, add a few such chains in a fixed order.
+constexpr int kT1 = 16;              // step 1: 16 x 16 tiles, 256 threads
+constexpr int kBK = 16;              // steps 2-14: k per panel, step 1's tile depth
+constexpr int kTM2 = 8;              // steps 2-3: 8 outputs a thread down a column
+constexpr int kBM2 = 64, kBN2 = 64;  // steps 3-4: 64 x 64 block tile
+constexpr int kTM = 8, kTN = 8;      // steps 4-14: 8 x 8 micro-tile per thread
+constexpr int kBM = 128, kBN = 128;  // steps 5-14: 128 x 128 block tile
 constexpr int kThreads = kBM * kBN / (kTM * kTN);  // 256
-constexpr int kBMPad = kBM + 4;  // transposed A panel row (steps 6-11): 4 spare floats keep
-                                 // 16-byte alignment and move each k row 4 banks on
-constexpr int kMinBlocks = 2;      // steps 3-11: registers capped so that two blocks fit an
-                                   // SM (256 threads: 128 a thread)
-constexpr int kWM = 64, kWN = 32;  // steps 7-11: the output tile of one warp
-constexpr int kLaneSpan = 16;      // steps 7-11: 4 lanes x 4 columns, so a lane's blocks of
-                                   // 4 columns sit 16 apart (and its blocks of 4 rows 32 apart)
-static_assert(kBM2 * kBK % kThreads2 == 0 && kBK * kBN2 % kThreads2 == 0,
-              "step 2: every thread loads the same number of A and B values per panel");
+constexpr int kBMPad = kBM + 4;     // A row, steps 8-14: 16-byte aligned, each k row 4 banks on
+constexpr int kMinBlocks = 2;      // steps 4-14: registers capped so that two blocks fit an SM
+constexpr int kWM = 64, kWN = 32;  // steps 9-14: the output tile of one warp
+constexpr int kLaneSpan = 16;      // steps 9-14: a lane's blocks of 4 columns sit 16 apart
 static_assert(kThreads == 256 && kBM * kBK % (4 * kThreads) == 0 && kBK * kBN % (4 * kThreads) == 0,
-              "steps 5-11: 256 threads load whole float4s of each 128 x 16 panel");
+              "steps 6-14: 256 threads load whole float4s of each 128 x 16 panel");
 static_assert((kBM / kWM) * (kBN / kWN) * 32 == kThreads && kWM == 8 * 2 * 4 && kWN == 4 * 2 * 4,
-              "steps 7-11: 8 warps; a warp's 32 lanes (8 x 4) cover its tile with 2 x 2 "
+              "steps 9-14: 8 warps; a warp's 32 lanes (8 x 4) cover its tile with 2 x 2 "
               "blocks of 4 x 4 outputs each, which is the 8 x 8 micro-tile of one thread");
 static_assert(kBK % 2 == 0 && 2 * (kBK * kBMPad + kBK * kBN) * 4 <= 48 * 1024,
-              "steps 8-11: fragments alternate between two register sets (even k per panel), "
-              "and both panel pairs fit the 48 KiB every GPU gives a block without opt-in");
+              "steps 10-14: both panel pairs fit the 48 KiB every GPU gives a block without "
+              "opt-in; step 11's fragments alternate between two register sets (even k a panel)");
 
 // snippet: step1
 // Step 1 - the project's kernel: 16 x 16 tiles of A and B in shared memory, one
@@ -96,31 +89,32 @@ __global__ void __launch_bounds__(kT1 * kT1)
 }
 // end snippet
 
-// Step 2 - 1-D block tiling: each thread computes 8 outputs down one column, so
-// one B value read from shared memory serves 8 FMAs (step 1: 1). 512 threads of
-// 8 outputs cover a 64 x 64 block tile; the panels stay 16 deep.
-// launch assumption: 512 threads; grid (ceil(N / 64), ceil(M / 64)).
-// memory: per 16-wide k step a block loads a 64 x 16 panel of A and 16 x 64 of
-//   B, two values of each per thread.
-__global__ void __launch_bounds__(kThreads2)
+// Steps 2-3 - 1-D block tiling: each thread computes 8 outputs down one column, so one B value
+// read from shared memory serves 8 FMAs (step 1: 1). Step 2 keeps step 1's 16 x 16 tile, which 32
+// such threads cover; step 3 runs the same kernel on a 64 x 64 block tile, 512 threads.
+// launch assumption: BM * BN / 8 threads; grid (ceil(N / BN), ceil(M / BM)).
+// memory: per 16-wide k step a block loads a BM x 16 panel of A and 16 x BN of B.
+template <int BM, int BN>
+__global__ void __launch_bounds__(BM * BN / kTM2)
     gemm1DBlocktile(const float* A, const float* B, float* C, int M, int N, int K) {
-  __shared__ float As[kBM2 * kBK], Bs[kBK * kBN2];
-  const int tid = threadIdx.x, rowBase = blockIdx.y * kBM2, colBase = blockIdx.x * kBN2;
-  const int tRow = tid / kBN2, tCol = tid % kBN2;  // rows tRow*8 .. +7, column tCol
+  constexpr int threads = BM * BN / kTM2;
+  __shared__ float As[BM * kBK], Bs[kBK * BN];
+  const int tid = threadIdx.x, rowBase = blockIdx.y * BM, colBase = blockIdx.x * BN;
+  const int tRow = tid / BN, tCol = tid % BN;  // rows tRow*8 .. +7, column tCol
   float acc[kTM2] = {};
   for (int k0 = 0; k0 < K; k0 += kBK) {
-    for (int e = tid; e < kBM2 * kBK; e += kThreads2) {
+    for (int e = tid; e < BM * kBK; e += threads) {
       const int ar = rowBase + e / kBK, ak = k0 + e % kBK;
       As[e] = (ar < M && ak < K) ? A[1LL * ar * K + ak] : 0.0f;
     }
-    for (int e = tid; e < kBK * kBN2; e += kThreads2) {
-      const int bk = k0 + e / kBN2, bc = colBase + e % kBN2;
+    for (int e = tid; e < kBK * BN; e += threads) {
+      const int bk = k0 + e / BN, bc = colBase + e % BN;
       Bs[e] = (bk < K && bc < N) ? B[1LL * bk * N + bc] : 0.0f;
     }
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < kBK; ++kk) {
-      const float b = Bs[kk * kBN2 + tCol];
+      const float b = Bs[kk * BN + tCol];
 #pragma unroll
       for (int i = 0; i < kTM2; ++i) acc[i] = fmaf(As[(tRow * kTM2 + i) * kBK + kk], b, acc[i]);
     }
@@ -132,17 +126,14 @@ __global__ void __launch_bounds__(kThreads2)
   }
 }
 
-// Step 3 - 2-D register blocking: each thread computes an 8 x 8 micro-tile. Per
-// k it reads 8 A values and 8 B values from shared memory into registers (its
-// fragments) and does 64 FMAs with them: 4 FMAs per shared-memory read (step 2:
-// 8 per 9). Step 3 keeps step 2's 64 x 64 block tile (BM = BN = 64), which 64
-// threads of 8 x 8 outputs cover; step 4 runs the same kernel on a larger tile.
-// launch assumption: BM * BN / 64 threads; grid (ceil(N / BN), ceil(M / BM));
-//   thread t owns rows (t / (BN / 8)) * 8 .. +7 and columns (t % (BN / 8)) * 8
-//   .. +7 of the block tile.
-// memory: per 16-wide k step a block loads a BM x 16 panel of A (as in A, row by
-//   row) and a 16 x BN panel of B; (BM + BN) x 16 floats of shared memory.
-// snippet: step3
+// Steps 4-5 - 2-D register blocking: each thread computes an 8 x 8 micro-tile. Per k it reads 8 A
+// and 8 B values from shared memory into registers (its fragments) and does 64 FMAs with them: 4
+// FMAs per shared-memory read (step 3: 8 per 9). Step 4 keeps step 3's 64 x 64 block tile, which 64
+// threads of 8 x 8 outputs cover; step 5 runs the same kernel on 128 x 128, 256 threads.
+// launch assumption: BM * BN / 64 threads; grid (ceil(N / BN), ceil(M / BM)); thread t owns rows
+//   (t / (BN / 8)) * 8 .. +7 and columns (t % (BN / 8)) * 8 .. +7 of the block tile.
+// memory: per 16-wide k step a block loads a BM x 16 panel of A (as in A) and a 16 x BN panel of B.
+// snippet: step4
 // exercise: register-blocking
 // TODO: make this kernel register-blocked, as the comment above describes: the
 // block stages panels of A and B in shared memory, and each thread accumulates
@@ -179,14 +170,9 @@ __global__ void __launch_bounds__(BM * BN / (kTM * kTN), kMinBlocks)
 // end exercise
 // end snippet
 
-// Step 4 - the 128 x 128 block tile: step 3's kernel, gemm2DRegisterBlocked<128,
-// 128>, so 256 threads a block. Each value fetched from global memory now serves
-// 128 FMAs (step 3: 64), and there are 4 x fewer blocks.
-
-// Steps 5-11 share their panel loads. Four consecutive floats of row r of a
-// rows x cols matrix from column c (a multiple of 4), zero outside it: one
-// 16-byte load when all four are inside and 16-byte aligned (cols % 4 == 0),
-// else four guarded scalar loads.
+// Steps 6-14 share their panel loads. Four consecutive floats of row r of a rows x cols matrix from
+// column c (a multiple of 4), zero outside it: one 16-byte load when all four are inside and
+// 16-byte aligned (cols % 4 == 0), else four guarded scalar loads.
 __device__ __forceinline__ float4 load4(const float* p, int r, int c, int rows, int cols) {
   const float* q = p + 1LL * r * cols + c;
   if (r < rows && c + 3 < cols && cols % 4 == 0) return *reinterpret_cast<const float4*>(q);
@@ -195,8 +181,7 @@ __device__ __forceinline__ float4 load4(const float* p, int r, int c, int rows, 
                      in && c + 2 < cols ? q[2] : 0.0f, in && c + 3 < cols ? q[3] : 0.0f);
 }
 
-// One thread's share of a 128 x 16 panel of A and a 16 x 128 panel of B, when
-// the 256 threads load them.
+// One thread's share of a 128 x 16 panel of A and a 16 x 128 panel of B, 256 threads loading them.
 struct PanelRegs {
   float4 a[kBM * kBK / 4 / kThreads], b[kBK * kBN / 4 / kThreads];
 };
@@ -216,23 +201,21 @@ __device__ __forceinline__ void fetchPanels(const float* A, const float* B, int 
   }
 }
 
-// Registers -> shared, step 5: both panels as in A and B (As[m][k], Bs[k][n]),
-// one 16-byte store per float4.
+// Where the B float4 e (e = tid + i x 256) of a panel goes: row e / 32, column e % 32 x 4.
+__host__ __device__ inline int bSlot(int e) { return e / (kBN / 4) * kBN + e % (kBN / 4) * 4; }
+// Registers -> shared, steps 6-7: both panels as in A and B (As[m][k], Bs[k][n]), one 16-byte
+// store per float4.
 __device__ __forceinline__ void stashPanelsAsLoaded(const PanelRegs& p, float* As, float* Bs) {
 #pragma unroll
-  for (int i = 0; i < kBM * kBK / 4 / kThreads; ++i) {
-    const int e = threadIdx.x + i * kThreads;
+  for (int i = 0, e = threadIdx.x; i < kBM * kBK / 4 / kThreads; ++i, e += kThreads)
     *reinterpret_cast<float4*>(&As[e / (kBK / 4) * kBK + e % (kBK / 4) * 4]) = p.a[i];
-  }
 #pragma unroll
-  for (int i = 0; i < kBK * kBN / 4 / kThreads; ++i) {
-    const int e = threadIdx.x + i * kThreads;
-    *reinterpret_cast<float4*>(&Bs[e / (kBN / 4) * kBN + e % (kBN / 4) * 4]) = p.b[i];
-  }
+  for (int i = 0, e = threadIdx.x; i < kBK * kBN / 4 / kThreads; ++i, e += kThreads)
+    *reinterpret_cast<float4*>(&Bs[bSlot(e)]) = p.b[i];
 }
 
-// Registers -> shared, steps 6-11: A transposed (As[k][m], row length kBMPad), so
-// that the 8 A values a thread needs at one k are contiguous: two 16-byte reads.
+// Registers -> shared, steps 8-14: A transposed (As[k][m], rows kBMPad long), so the 8 A values a
+// thread needs at one k are contiguous: two 16-byte reads.
 __device__ __forceinline__ void stashA(const PanelRegs& p, float* As) {
 #pragma unroll
   for (int i = 0; i < kBM * kBK / 4 / kThreads; ++i) {
@@ -243,8 +226,6 @@ __device__ __forceinline__ void stashA(const PanelRegs& p, float* As) {
     As[(k + 3) * kBMPad + m] = p.a[i].w;
   }
 }
-// Where the B float4 e (e = tid + i x 256) of a panel goes: row e / 32, column e % 32 x 4.
-__host__ __device__ inline int bSlot(int e) { return e / (kBN / 4) * kBN + e % (kBN / 4) * 4; }
 __device__ __forceinline__ void stashPanels(const PanelRegs& p, float* As, float* Bs) {
   stashA(p, As);
 #pragma unroll
@@ -261,8 +242,7 @@ __device__ __forceinline__ void store4(float* C, int r, int c, int M, int N, con
     for (int j = 0; j < 4; ++j) if (r < M && c + j < N) q[j] = v[j];
 }
 
-// A fragment of 8 floats from shared memory: two 16-byte reads, 4 floats at p
-// and 4 at p + gap (both 16-byte aligned), unpacked into registers.
+// A fragment of 8 floats from shared memory: two 16-byte reads, at p and p + gap (16-byte aligned).
 __device__ __forceinline__ void read8(const float* p, int gap, float* f) {
   const float4 x = *reinterpret_cast<const float4*>(p);
   const float4 y = *reinterpret_cast<const float4*>(p + gap);
@@ -278,7 +258,7 @@ __device__ __forceinline__ void microTileFma(const float* fa, const float* fb,
     for (int j = 0; j < kTN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
 }
 
-// A thread's 8 x 8 outputs at rows row0 .. +7 and columns col0 .. +7 (steps 5-6).
+// A thread's 8 x 8 outputs at rows row0 .. +7 and columns col0 .. +7 (steps 6-8).
 __device__ __forceinline__ void storeMicroTile(float* C, int M, int N, int row0, int col0,
                                                float (&acc)[kTM][kTN]) {
 #pragma unroll
@@ -288,11 +268,13 @@ __device__ __forceinline__ void storeMicroTile(float* C, int M, int N, int row0,
   }
 }
 
-// Step 5 - 16-byte loads: step 4's tiles, micro-tiles and shared layout, but every global load and
-// store moves 16 bytes (float4) where the row length allows (load4, store4; the program prints
-// where), and the B fragment is read from shared memory as two float4s: the source changes both.
-// What the compiler makes of the shared-memory reads is not printed (cuobjdump -sass shows it).
-// launch assumption: as step 4. memory: as step 4.
+// Steps 6-7 - float4 accesses. Step 6: step 5's tiles, micro-tiles, shared layout and fragment
+// reads, but every global load and store moves 16 bytes (float4) where the row length allows
+// (load4, store4; the program prints where), so each float4 also goes into shared memory whole.
+// Step 7 (Float4B) reads the B fragment as two float4s in the source. What the compiler makes of
+// the shared-memory reads is not printed (cuobjdump -sass shows it).
+// launch assumption: as step 5. memory: as step 5.
+template <bool Float4B>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemmVectorized(const float* A, const float* B, float* C, int M, int N, int K) {
   __shared__ __align__(16) float As[kBM * kBK];
@@ -310,7 +292,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
       float fa[kTM], fb[kTN];
 #pragma unroll
       for (int i = 0; i < kTM; ++i) fa[i] = As[(tRow * kTM + i) * kBK + kk];  // 16 floats apart
-      read8(&Bs[kk * kBN + tCol * kTN], 4, fb);                              // two 16-byte
+      if (Float4B) read8(&Bs[kk * kBN + tCol * kTN], 4, fb);  // two 16-byte reads
+#pragma unroll
+      for (int j = 0; j < kTN && !Float4B; ++j) fb[j] = Bs[kk * kBN + tCol * kTN + j];
       microTileFma(fa, fb, acc);
     }
     __syncthreads();
@@ -318,10 +302,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   storeMicroTile(C, M, N, rowBase + tRow * kTM, colBase + tCol * kTN, acc);
 }
 
-// Step 6 - the A panel stored transposed: step 5 with the A panel k-major
-// (As[k][m], 128 + 4 floats a row), so a thread's 8 A values at one k sit side
-// by side and are read as two 16-byte reads, like its B values.
-// launch assumption: as step 4. memory: as step 4, A panel 16 x 132 floats.
+// Step 8 - the A panel stored transposed: step 7 with the A panel k-major (As[k][m], 128 + 4 floats
+// a row), so a thread's 8 A values at one k sit side by side: two 16-byte reads, like its B values.
+// launch assumption: as step 5. memory: as step 5, A panel 16 x 132 floats.
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemmTransposedA(const float* A, const float* B, float* C, int M, int N, int K) {
   __shared__ __align__(16) float As[kBK * kBMPad];
@@ -346,13 +329,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   storeMicroTile(C, M, N, rowBase + tRow * kTM, colBase + tCol * kTN, acc);
 }
 
-// Steps 7-11 map threads to outputs by warp: warp w owns a 64 x 32 tile, and its
-// lane l (8 x 4 lanes) owns 2 x 2 blocks of 4 x 4 outputs, rows (l / 4) * 4 +
-// {0, 32} and columns (l % 4) * 4 + {0, 16} of it. The fragments a warp reads
-// at one k are then 8 contiguous float4 of A and 4 of B (128 and 64 bytes, no
-// bank conflict), where step 6's 16 float4 of B spaced 32 bytes apart conflict.
-// Thread tid's first output row and column in the block tile: the 256 threads
-// cover the 128 x 128 tile once, with the contiguity above.
+// Steps 9-14 map threads to outputs by warp: warp w owns a 64 x 32 tile, and its lane l (8 x 4
+// lanes) owns 2 x 2 blocks of 4 x 4 outputs, rows (l / 4) * 4 + {0, 32} and columns (l % 4) * 4 +
+// {0, 16} of it. The fragments a warp reads at one k are then 8 contiguous float4 of A and 4 of B
+// (128 and 64 bytes, no bank conflict), where step 8's 16 float4 of B spaced 32 bytes apart
+// conflict. Thread tid's first output row and column in the block tile: the 256 threads cover the
+// 128 x 128 tile once, with the contiguity above.
 __host__ __device__ inline int warpTileRow0(int tid) {
   return (tid / 32 / (kBN / kWN)) * kWM + (tid % 32 / 4) * 4;
 }
@@ -360,8 +342,8 @@ __host__ __device__ inline int warpTileCol0(int tid) {
   return (tid / 32 % (kBN / kWN)) * kWN + (tid % 32 % 4) * 4;
 }
 
-// The fragments at k = kk: 8 A values (rows row0 + {0..3, 32..35}) and 8 B
-// values (columns col0 + {0..3, 16..19}), four 16-byte reads.
+// The fragments at k = kk, four 16-byte reads: 8 A (rows row0 + {0..3, 32..35}), 8 B (columns
+// col0 + {0..3, 16..19}).
 __device__ __forceinline__ void readFragments(const float* As, const float* Bs, int kk, int row0,
                                               int col0, float* fa, float* fb) {
   read8(&As[kk * kBMPad + row0], kWM / 2, fa);
@@ -377,8 +359,8 @@ __device__ __forceinline__ void storeWarpTile(float* C, int M, int N, int row0, 
       store4(C, row0 + (i / 4) * (kWM / 2) + i % 4, col0 + h * kLaneSpan, M, N, &acc[i][4 * h]);
 }
 
-// Step 7 - warp tiling: step 6 with the warp-shaped thread-to-output map above.
-// launch assumption: as step 4. memory: as step 6.
+// Step 9 - warp tiling: step 8 with the warp-shaped thread-to-output map above.
+// launch assumption: as step 5. memory: as step 8.
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemmWarpTiled(const float* A, const float* B, float* C, int M, int N, int K) {
   __shared__ __align__(16) float As[kBK * kBMPad];
@@ -402,18 +384,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   storeWarpTile(C, M, N, rowBase + row0, colBase + col0, acc);
 }
 
-// snippet: step8
-// Step 8 - double buffering: step 7 with two panel pairs in shared memory and two fragment sets in
-// registers. While the FMAs of panel s run, the loads of panel s + 1 are in flight into registers
-// and the fragments of the next k are read; one barrier per panel instead of two.
-// This block's sums over k in [kBegin, kEnd) (kBegin a multiple of 16; steps 8-9 sum all of K,
-// steps 10-11 one part of it), added into acc in ascending k. fetch(k0, p) loads the panels at k0
-// into p: GuardedPanels in step 8, and in steps 9-11 for the blocks that do not take the interior
-// path.
+// snippet: step10
+// Steps 10-11 - double buffering. Step 10: step 9 with two panel pairs in shared memory; while the
+// FMAs of panel s run, the loads of panel s + 1 are in flight into registers, then stored into the
+// other pair: one barrier per panel instead of two. Step 11 (FragPairs) also keeps two fragment
+// sets in registers: the fragments of the next k are read before the FMAs of this one. This block's
+// sums over k in [kBegin, kEnd) (kBegin a multiple of 16; steps 10-12 sum all of K, steps 13-14 one
+// part of it), added into acc in ascending k. fetch(k0, p) loads the panels at k0 into p:
+// GuardedPanels in steps 10-11, and in steps 12-14 for the blocks that take no interior path.
 struct PanelPairs {
   float a[2][kBK * kBMPad], b[2][kBK * kBN];
 };
-// One set of buffers a block, whichever way its kernel fetches (steps 9-11 have two).
+// One set of buffers a block, whichever way its kernel fetches (steps 12-14 have two).
 __device__ __forceinline__ PanelPairs& panelPairs() {
   __shared__ __align__(16) PanelPairs pairs;
   return pairs;
@@ -427,9 +409,9 @@ struct GuardedPanels {  // every float4 through load4's bounds tests
   }
 };
 
-// Steps 8-10 move a panel through registers: startPanel issues its loads into
+// Steps 10-13 move a panel through registers: startPanel issues its loads into
 // p, and finishPanel, once the FMAs that hide them are issued, stores p into
-// the other pair. (Step 11 overloads both, further down, for its B copies.)
+// the other pair. (Step 14 overloads both, further down, for its B copies.)
 template <typename Fetch>
 __device__ __forceinline__ void startPanel(const Fetch& fetch, int k0, PanelRegs& p, float*,
                                            float*) {
@@ -441,20 +423,20 @@ __device__ __forceinline__ void finishPanel(const Fetch&, const PanelRegs& p, fl
   stashPanels(p, As, Bs);
 }
 
-template <typename Fetch>
+template <bool FragPairs = true, typename Fetch>
 __device__ __forceinline__ void doubleBufferedSums(const Fetch& fetch, int kBegin, int kEnd,
                                                    float (&acc)[kTM][kTN]) {
   auto& As = panelPairs().a;
   auto& Bs = panelPairs().b;
   const int row0 = warpTileRow0(threadIdx.x), col0 = warpTileCol0(threadIdx.x);
-  float fa[2][kTM], fb[2][kTN];
+  float fa[2][kTM], fb[2][kTN];  // step 10 uses set 0 alone
   PanelRegs p;
   const int panels = (kEnd - kBegin + kBK - 1) / kBK;
   if (panels > 0) {
     startPanel(fetch, kBegin, p, As[0], Bs[0]);
     finishPanel(fetch, p, As[0], Bs[0]);
     __syncthreads();
-    readFragments(As[0], Bs[0], 0, row0, col0, fa[0], fb[0]);
+    if (FragPairs) readFragments(As[0], Bs[0], 0, row0, col0, fa[0], fb[0]);
   }
   for (int s = 0; s < panels; ++s) {
     const int cur = s % 2;
@@ -464,39 +446,40 @@ __device__ __forceinline__ void doubleBufferedSums(const Fetch& fetch, int kBegi
     if (more) startPanel(fetch, kBegin + (s + 1) * kBK, p, As[1 - cur], Bs[1 - cur]);
 #pragma unroll
     for (int kk = 0; kk < kBK; ++kk) {
-      if (kk + 1 < kBK)
+      if (!FragPairs)  // step 10: this k's fragments
+        readFragments(As[cur], Bs[cur], kk, row0, col0, fa[0], fb[0]);
+      else if (kk + 1 < kBK)  // step 11: the next k's, into the other set
         readFragments(As[cur], Bs[cur], kk + 1, row0, col0, fa[(kk + 1) % 2], fb[(kk + 1) % 2]);
-      microTileFma(fa[kk % 2], fb[kk % 2], acc);
+      microTileFma(fa[FragPairs ? kk % 2 : 0], fb[FragPairs ? kk % 2 : 0], acc);
     }
     if (more) {
       finishPanel(fetch, p, As[1 - cur], Bs[1 - cur]);
       __syncthreads();
-      readFragments(As[1 - cur], Bs[1 - cur], 0, row0, col0, fa[0], fb[0]);
+      if (FragPairs) readFragments(As[1 - cur], Bs[1 - cur], 0, row0, col0, fa[0], fb[0]);
     }
   }
 }
 
-// launch assumption: as step 4. memory: as step 6, two pairs of 16 x 132 and
+// launch assumption: as step 5. memory: as step 8, two pairs of 16 x 132 and
 //   16 x 128 panels (32.5 KiB).
+template <bool FragPairs>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemmDoubleBuffered(const float* A, const float* B, float* C, int M, int N, int K) {
   float acc[kTM][kTN] = {};
-  doubleBufferedSums(GuardedPanels{A, B, M, N, K}, 0, K, acc);
+  doubleBufferedSums<FragPairs>(GuardedPanels{A, B, M, N, K}, 0, K, acc);
   storeWarpTile(C, M, N, blockIdx.y * kBM + warpTileRow0(threadIdx.x),
                 blockIdx.x * kBN + warpTileCol0(threadIdx.x), acc);
 }
 // end snippet
 
-// Step 9 - interior blocks load without bounds tests. Steps 5-8 send every
-// float4 through load4: a 64-bit row offset, three tests and a branch per load,
-// every panel. A block whose 128 x 128 tile lies inside C, when K is a multiple
-// of 16 and N of 4, only ever loads whole float4s inside A and B, 16-byte
-// aligned: its loads are a base pointer, set once, plus an offset. Other blocks
-// (and every block at other sizes) fetch as step 8. The sums are step 8's, in
-// the same order, so the same digits.
-// A blind spot of every transcript: a tile test loosened to let an edge tile take the unguarded
-// loads reads past the last row of A, which feeds only outputs that are never stored; verify
-// records what memcheck on the Sanitize: run reports of it.
+// Step 12 - interior blocks load without bounds tests. Steps 6-11 send every float4 through load4:
+// a 64-bit row offset, three tests and a branch per load, every panel. A block whose 128 x 128 tile
+// lies inside C, when K is a multiple of 16 and N of 4, only ever loads whole float4s inside A and
+// B, 16-byte aligned: its loads are a base pointer, set once, plus an offset. Other blocks (and
+// every block at other sizes) fetch as step 11. The sums are step 11's, in the same order, so the
+// same digits. A blind spot of every transcript: a tile test loosened to let an edge tile take the
+// unguarded loads reads past the last row of A, which feeds only outputs that are never stored;
+// verify records what memcheck on the Sanitize: run reports of it.
 __host__ __device__ inline bool interiorTile(int rowBase, int colBase, int M, int N, int K) {
   return rowBase + kBM <= M && colBase + kBN <= N && K % kBK == 0 && N % 4 == 0;
 }
@@ -531,11 +514,11 @@ struct InteriorPanels {  // the same float4s as fetchPanels, from two base point
   }
 };
 static_assert(kThreads % 32 == 0 && kBK == 16 && kBN == 128,
-              "step 9: a thread's float4s keep their column (the thread count a multiple of "
+              "step 12: a thread's float4s keep their column (the thread count a multiple of "
               "the 4 float4s of an A panel row and of the 32 of a B panel row)");
 
-// Steps 9-11: this block's sums over [kBegin, kEnd), by step 8's code, the loads
-// as the block's tile allows (Interior: step 11 passes its own, AsyncBPanels).
+// Steps 12-14: this block's sums over [kBegin, kEnd), by step 11's code, the loads
+// as the block's tile allows (Interior: step 14 passes its own, AsyncBPanels).
 template <typename Interior = InteriorPanels>
 __device__ __forceinline__ void interiorOrGuardedSums(const float* A, const float* B, int M,
                                                       int N, int K, int kBegin, int kEnd,
@@ -547,7 +530,7 @@ __device__ __forceinline__ void interiorOrGuardedSums(const float* A, const floa
     doubleBufferedSums(GuardedPanels{A, B, M, N, K}, kBegin, kEnd, acc);
 }
 
-// launch assumption: as step 4. memory: as step 8.
+// launch assumption: as step 5. memory: as step 10.
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemmInteriorLoads(const float* A, const float* B, float* C, int M, int N, int K) {
   float acc[kTM][kTN] = {};
@@ -556,7 +539,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 blockIdx.x * kBN + warpTileCol0(threadIdx.x), acc);
 }
 
-// How many of a grid's tiles take step 9's interior loads.
+// How many of a grid's tiles take step 12's interior loads.
 long long interiorTiles(long long M, long long N, long long K) {
   long long count = 0;
   for (long long r = 0; r + kBM <= M; r += kBM)
@@ -565,13 +548,13 @@ long long interiorTiles(long long M, long long N, long long K) {
   return count;
 }
 
-// Step 10 - split K where the grid is small. A problem whose 128 x 128 tiles make fewer than
-// kSplitBlocks blocks leaves SMs idle (1024 x 1024: 64 blocks for the H200's 132 SMs). Step 10 then
-// cuts K into 2, 4, 8 or 16 parts, sums each part with step 9's code in a grid layer of its own
+// Step 13 - split K where the grid is small. A problem whose 128 x 128 tiles make fewer than
+// kSplitBlocks blocks leaves SMs idle (1024 x 1024: 64 blocks for the H200's 132 SMs). Step 13 then
+// cuts K into 2, 4, 8 or 16 parts, sums each part with step 12's code in a grid layer of its own
 // (blockIdx.z) into a scratch buffer, and a second kernel adds the parts in ascending order. The
 // split follows from M, N and K alone, never from the device, so every GPU adds the same numbers in
 // the same order and prints the same digits (no atomics). With one part (tiles enough, or K too
-// short) it runs step 9's code in one launch that writes C directly.
+// short) it runs step 12's code in one launch that writes C directly.
 constexpr int kSplitBlocks = 256;  // split while the grid has fewer blocks than this
 constexpr int kSplitMinK = 256;    // ... and K / parts stays at least this (a part rounds up
                                    // to whole 16-k panels; the last takes the rest)
@@ -600,15 +583,14 @@ __global__ void reduceSplits(const float* W, float* C, long long count, int spli
   }
 }
 
-// Step 11 - the B panel copied by cp.async (sm_80 and later): from global memory
-// straight into shared memory, no registers holding the data on its way and no
-// store instruction. Step 10's interior blocks load the next panel into registers
-// as a panel starts and store it after its FMAs; step 11 issues B's copies as the
-// panel before starts and waits for them (cp.async.wait_all) just before the
-// barrier. B's panel lies as in B, so each float4 is one 16-byte copy; A is
-// transposed on its way and still passes through registers. The values land where
-// step 10 puts them, so the sums are step 10's. Built for an older GPU (the Build:
-// line's sm_75) it runs step 10's code; the [device] line says which this build runs.
+// Step 14 - the B panel copied by cp.async (sm_80 and later): from global memory straight into
+// shared memory, no registers holding the data on its way and no store instruction. Step 13's
+// interior blocks load the next panel into registers as a panel starts and store it after its FMAs;
+// step 14 issues B's copies as the panel before starts and waits for them (cp.async.wait_all) just
+// before the barrier. B's panel lies as in B, so each float4 is one 16-byte copy; A is transposed
+// on its way and still passes through registers. The values land where step 13 puts them, so the
+// sums are step 13's. Built for an older GPU (the Build: line's sm_75) it runs step 13's code; the
+// [device] line says which this build runs.
 __host__ __device__ inline void copy16Async(float* dst, const float* src) {  // both 16-byte aligned
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
@@ -623,7 +605,7 @@ __device__ __forceinline__ void waitCopies() {  // this thread's copies have lan
 #endif
 }
 
-// Step 9's float4s (InteriorPanels' addresses): A's loaded into registers, B's
+// Step 12's float4s (InteriorPanels' addresses): A's loaded into registers, B's
 // copied into the B panel, each where stashPanels would store it.
 struct AsyncBPanels {
   InteriorPanels from;
@@ -642,7 +624,7 @@ struct AsyncBPanels {
 };
 // doubleBufferedSums with AsyncBPanels: built for sm_80 or later, a panel
 // starts with A's loads and B's copies and finishes with A's transposing store
-// and the wait for B; built for an older GPU, both are step 10's.
+// and the wait for B; built for an older GPU, both are step 13's.
 __device__ __forceinline__ void startPanel(const AsyncBPanels& c, int k0, PanelRegs& p, float*,
                                            float* Bs) {
 #if __CUDA_ARCH__ >= 800
@@ -654,7 +636,7 @@ __device__ __forceinline__ void startPanel(const AsyncBPanels& c, int k0, PanelR
   c.from(k0, p);
 #endif
 }
-// Without the wait, step 11 races: a B copy that lands after the barrier is read stale. Racecheck
+// Without the wait, step 14 races: a B copy that lands after the barrier is read stale. Racecheck
 // on the Sanitize: run and the check see it only in runs where a copy is that late, which no run
 // guarantees: a named blind spot (verify.json records whether its run saw it).
 __device__ __forceinline__ void finishPanel(const AsyncBPanels&, const PanelRegs& p, float* As,
@@ -667,10 +649,10 @@ __device__ __forceinline__ void finishPanel(const AsyncBPanels&, const PanelRegs
 #endif
 }
 
-// Steps 10-11: part blockIdx.z of K, interior blocks through Interior (step 10:
-// InteriorPanels, step 11: AsyncBPanels), the others through GuardedPanels.
-// launch assumption: as step 9, with gridDim.z = the parts; part z sums k in
-// [z * depth, min(K, (z + 1) * depth)) into W + z * M * N. memory: as step 8.
+// Steps 13-14: part blockIdx.z of K, interior blocks through Interior (step 13:
+// InteriorPanels, step 14: AsyncBPanels), the others through GuardedPanels.
+// launch assumption: as step 12, with gridDim.z = the parts; part z sums k in
+// [z * depth, min(K, (z + 1) * depth)) into W + z * M * N. memory: as step 10.
 template <typename Interior>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemmSplitKWith(const float* A, const float* B, float* W, int M, int N, int K, int depth) {
@@ -804,8 +786,7 @@ std::vector<T> hostVector(long long count, const char* what);
 // end common: gemm_check_decl
 
 // =============================================================================
-// The ladder as data: what each step is, what it changes, how it launches, why
-// it should pay
+// The ladder as data: what each step is, what it changes, how it launches, why it should pay
 // =============================================================================
 struct Step {
   const char* csv_name;  // the kernel column of --csv
@@ -814,7 +795,7 @@ struct Step {
   const char* why;       // a fixed sentence: the reason, not a measurement
   const void* kernel;    // for cudaFuncGetAttributes
   int threads;
-  // work: scratch for the parts of steps 10-11 (splitCount x M x N floats where that is over 1)
+  // work: scratch for the parts of steps 13-14 (splitCount x M x N floats where that is over 1)
   void (*launch)(dim3 grid, const float*, const float*, float*, float* work, int, int, int);
   int tile_m, tile_n;    // the block's output tile: grid (ceil(N / tile_n), ceil(M / tile_m))
 };
@@ -825,7 +806,7 @@ void launchKernel(dim3 grid, const float* A, const float* B, float* C, float*, i
   Kernel<<<grid, dim3(Tx, Ty)>>>(A, B, C, M, N, K);
 }
 
-// Steps 10-11: one part writes C directly; more write W and reduceSplits adds them.
+// Steps 13-14: one part writes C directly; more write W and reduceSplits adds them.
 template <typename Interior>
 void launchSplitK(dim3 grid, const float* A, const float* B, float* C, float* work, int M, int N,
                   int K) {
@@ -840,81 +821,98 @@ void launchSplitK(dim3 grid, const float* A, const float* B, float* C, float* wo
 }
 
 #define LADDER_KERNEL(k, tx, ty) reinterpret_cast<const void*>(k), tx * ty, launchKernel<k, tx, ty>
-constexpr int kSteps = 11;
-constexpr int kExerciseStep = 2;  // index of step 3, judged by what its kernel holds
-constexpr int kVectorStep = 4;    // index of step 5, the first with 16-byte accesses
-constexpr int kInteriorStep = 8;  // index of step 9
-constexpr int kSplitStep = 9;     // index of step 10
-constexpr int kAsyncStep = 10;    // index of step 11
+constexpr int kSteps = 14;
+constexpr int kExerciseStep = 3;   // index of step 4, judged by what its kernel holds
+constexpr int kVectorStep = 5;     // index of step 6, the first with 16-byte accesses
+constexpr int kInteriorStep = 11;  // index of step 12
+constexpr int kSplitStep = 12;     // index of step 13
+constexpr int kAsyncStep = 13;     // index of step 14
 const Step kLadder[kSteps] = {
     {"tiled_16x16", "tiled 16 x 16, one output per thread (the project's kernel)",
      "the starting point: 16 x 16 tiles of A and B in shared memory, 16 deep, one output per "
      "thread, 256 threads",
      "each value fetched from global memory serves 16 FMAs from shared memory",
      LADDER_KERNEL(gemmTiled16, kT1, kT1), kT1, kT1},
-    {"blocktile_1d", "1-D block tiling, 8 outputs per thread down a column",
-     "8 outputs per thread down a column (step 1: 1); 512 such threads cover a 64 x 64 block "
-     "tile (step 1: 256 threads, 16 x 16); panels still 16 deep",
-     "one B value read from shared memory serves 8 FMAs instead of 1, and each value fetched "
-     "from global memory serves 64 FMAs instead of 16",
-     LADDER_KERNEL(gemm1DBlocktile, kThreads2, 1), kBM2, kBN2},
+    {"column_8", "8 outputs per thread down a column",
+     "8 outputs per thread down a column (step 1: 1) on the same 16 x 16 tile, which 32 such "
+     "threads now cover (step 1: 256); panels still 16 deep",
+     "one B value read from shared memory serves 8 FMAs instead of 1 (9 reads for 8 FMAs, "
+     "step 1: 2 for 1)",
+     LADDER_KERNEL((gemm1DBlocktile<kT1, kT1>), kT1 * kT1 / kTM2, 1), kT1, kT1},
+    {"blocktile_1d", "1-D block tiling on a 64 x 64 block tile",
+     "the block tile: 64 x 64 (step 2: 16 x 16) of the same kernel, so 512 threads a block (32); "
+     "panels still 16 deep",
+     "each value fetched from global memory serves 64 FMAs instead of 16",
+     LADDER_KERNEL((gemm1DBlocktile<kBM2, kBN2>), kBM2 * kBN2 / kTM2, 1), kBM2, kBN2},
     {"regblock_2d", "2-D register blocking, an 8 x 8 micro-tile per thread",
-     "an 8 x 8 micro-tile per thread from register fragments (step 2: 8 x 1) on the same "
-     "64 x 64 block tile, which 64 threads now cover (step 2: 512)",
-     "16 values read from shared memory into registers serve 64 FMAs per k (step 2: 9 reads "
+     "an 8 x 8 micro-tile per thread from register fragments (step 3: 8 x 1) on the same "
+     "64 x 64 block tile, which 64 threads now cover (step 3: 512)",
+     "16 values read from shared memory into registers serve 64 FMAs per k (step 3: 9 reads "
      "for 8)",
-     LADDER_KERNEL((gemm2DRegisterBlocked<kBM3, kBN3>), kBM3 * kBN3 / (kTM * kTN), 1), kBM3,
-     kBN3},
+     LADDER_KERNEL((gemm2DRegisterBlocked<kBM2, kBN2>), kBM2 * kBN2 / (kTM * kTN), 1), kBM2,
+     kBN2},
     {"tile_128", "128 x 128 block tile",
-     "the block tile: 128 x 128 (step 3: 64 x 64) of the same kernel, so 256 threads a block "
+     "the block tile: 128 x 128 (step 4: 64 x 64) of the same kernel, so 256 threads a block "
      "(64) and, by its launch bound of two blocks an SM, at most 128 registers a thread (255)",
      "each value fetched from global memory serves 128 FMAs instead of 64, and a block's 8 "
      "warps can hide each other's waits",
      LADDER_KERNEL((gemm2DRegisterBlocked<kBM, kBN>), kThreads, 1), kBM, kBN},
-    {"vectorized", "16-byte loads",
-     "16-byte global loads and stores where the sizes allow (step 4: 4-byte), and the B "
-     "fragment read as float4 in the source",
+    {"global_16b", "16-byte global loads and stores",
+     "16-byte global loads and stores where the sizes allow (step 5: 4-byte), each float4 stored "
+     "into shared memory whole; shared layout and fragment reads as step 5",
      "a 16-byte global load or store moves 4 floats in one instruction, so fewer instructions "
      "compete with the FMAs for issue slots",
-     LADDER_KERNEL(gemmVectorized, kThreads, 1), kBM, kBN},
+     LADDER_KERNEL(gemmVectorized<false>, kThreads, 1), kBM, kBN},
+    {"vectorized", "the B fragment read as float4",
+     "the B fragment read from shared memory as two float4s in the source (step 6: 8 single "
+     "floats)",
+     "two 16-byte shared-memory reads instead of 8 4-byte ones, where the compiler has not "
+     "merged them itself: fewer instructions compete with the FMAs for issue slots",
+     LADDER_KERNEL(gemmVectorized<true>, kThreads, 1), kBM, kBN},
     {"transposed_a", "A panel stored transposed",
-     "the A panel stored k-major and padded to 132 floats a row (step 5: as in A, 16 floats "
+     "the A panel stored k-major and padded to 132 floats a row (step 7: as in A, 16 floats "
      "a row), so a thread's 8 A values at one k sit side by side",
-     "a thread's 8 A values at one k are two 16-byte reads in the source (step 5: 8 single "
+     "a thread's 8 A values at one k are two 16-byte reads in the source (step 7: 8 single "
      "floats 16 apart), the same pattern as its B values",
      LADDER_KERNEL(gemmTransposedA, kThreads, 1), kBM, kBN},
     {"warptile", "warp tiling, 2 x 2 blocks of 4 x 4 outputs per thread",
      "only which outputs a thread owns: a warp a 64 x 32 tile, a lane 2 x 2 blocks of 4 x 4 "
-     "(step 6: a thread 8 x 8 adjacent outputs); memory as step 6",
+     "(step 8: a thread 8 x 8 adjacent outputs); memory as step 8",
      "a warp's fragment reads are contiguous, so shared memory serves them without bank "
      "conflicts", LADDER_KERNEL(gemmWarpTiled, kThreads, 1), kBM, kBN},
-    {"double_buffered", "double-buffered panels and fragments",
-     "two panel pairs in shared memory (step 7: one) and two fragment sets in registers "
-     "(one), so one barrier per panel (two)",
-     "the next panel's loads are in flight during this panel's FMAs, and the next k's "
-     "fragments are read during this k's",
-     LADDER_KERNEL(gemmDoubleBuffered, kThreads, 1), kBM, kBN},
+    {"panel_pairs", "double-buffered panels",
+     "two panel pairs in shared memory (step 9: one), the next panel loaded into registers "
+     "before this panel's FMAs and stored into the other pair after them, so one barrier per "
+     "panel (two)",
+     "the next panel's loads are in flight during this panel's FMAs, and a block waits at one "
+     "barrier per panel instead of two",
+     LADDER_KERNEL(gemmDoubleBuffered<false>, kThreads, 1), kBM, kBN},
+    {"double_buffered", "double-buffered fragments",
+     "two fragment sets in registers (step 10: one): the next k's fragments are read before this "
+     "k's FMAs",
+     "the next k's fragment reads are in flight during this k's FMAs",
+     LADDER_KERNEL(gemmDoubleBuffered<true>, kThreads, 1), kBM, kBN},
     {"interior_loads", "interior blocks load without bounds tests",
      "blocks whose 128 x 128 tile lies inside C, when K is a multiple of 16 and N of 4, load "
-     "each float4 from a base pointer plus an offset (step 8: through load4's bounds tests); "
-     "other blocks as step 8",
+     "each float4 from a base pointer plus an offset (step 11: through load4's bounds tests); "
+     "other blocks as step 11",
      "the bounds tests of every load (three and a branch per float4) are instructions that "
      "compete with the FMAs for issue slots; an interior block's loads make none",
      LADDER_KERNEL(gemmInteriorLoads, kThreads, 1), kBM, kBN},
     {"split_k", "K split where the grid is small",
      "where 128 x 128 tiles make fewer than 256 blocks, K is cut into 2 to 16 parts (K / parts "
      "at least 256, each part rounded up to whole 16-k panels, the last taking the rest), "
-     "summed by step 9's code in a grid layer each and added in order by a second kernel "
-     "(step 9: one part); elsewhere step 9 itself",
+     "summed by step 12's code in a grid layer each and added in order by a second kernel "
+     "(step 12: one part); elsewhere step 12 itself",
      "a small problem's few tiles leave SMs idle; parts of K give them work, for one extra "
      "pass over C per part",
      reinterpret_cast<const void*>(gemmSplitKWith<InteriorPanels>), kThreads,
      launchSplitK<InteriorPanels>, kBM, kBN},
     {"async_b", "the B panel copied by cp.async (builds for sm_80 and later)",
      "built for sm_80 or later, interior blocks copy the B panel from global to shared memory "
-     "with cp.async, issued as the panel before starts and waited for at its end (step 10: "
+     "with cp.async, issued as the panel before starts and waited for at its end (step 13: "
      "loaded into 8 registers a thread, then stored); A, transposed on its way, still passes "
-     "through registers; other blocks, the split, and a build for an older GPU as step 10",
+     "through registers; other blocks, the split, and a build for an older GPU as step 13",
      "where the build has cp.async, a copy straight into shared memory holds no registers on its "
      "way and needs no store instruction, and the B panel is stored as it lies in B, so each of "
      "its float4s is a single 16-byte copy",
@@ -931,16 +929,15 @@ constexpr int kDefaultIters = 20, kMaxIters = 10000, kWarmups = 3, kMaxWarmups =
 constexpr long long kMaxHostBytes = 4LL << 30;  // the cap on hostBytes
 constexpr uint32_t kSeed = 20250612u;           // the project's seed: the same inputs
 
-// The inputs: the course's LCG (gemm_check block) from the project's seed, values 2u - 1 in
-// [-1, 1) (exact in float); A is filled first in row-major order, then B continues from the
-// same state.
+// The inputs: the course's LCG (gemm_check block) from the project's seed, values 2u - 1 in [-1, 1)
+// (exact in float); A is filled first in row-major order, then B continues from the same state.
 void fillInputs(std::vector<float>& A, std::vector<float>& B) {
   Lcg g{kSeed};
   g.fill(A, 2.0f, -1.0f);
   g.fill(B, 2.0f, -1.0f);
 }
 
-// Which global accesses of steps 5-11 take the 16-byte path at these sizes (load4 and
+// Which global accesses of steps 6-14 take the 16-byte path at these sizes (load4 and
 // store4 take it for a float4 inside the matrix when its row length is a multiple of 4).
 std::string vectorPaths(long long n, long long k) {
   const auto path = [](const char* what, const char* dim, long long v) {
@@ -949,14 +946,13 @@ std::string vectorPaths(long long n, long long k) {
            " a multiple of 4)";
   };
   return path("A loads", "K", k) + ", " + path("B loads and C stores", "N", n) +
-         "; shared-memory fragment reads float4 in the source (B from step 5, A from step 6)";
+         "; shared-memory fragment reads float4 in the source (B from step 7, A from step 8)";
 }
 
-// The exercise, judged by what the compiled kernel holds (fa: its attributes in
-// step s + 1, 3 or 4): a thread whose 8 x 8 outputs accumulate in registers needs at
-// least 64 of them, and panels staged through shared memory need tile_m x 16 +
-// 16 x tile_n floats of it. A kernel that walks its outputs one by one from
-// global memory has neither. "" when it has both.
+// The exercise, judged by what the compiled kernel holds (fa: its attributes in step s + 1, 4 or
+// 5): a thread whose 8 x 8 outputs accumulate in registers needs at least 64 of them, and panels
+// staged through shared memory need tile_m x 16 + 16 x tile_n floats of it. A kernel that walks its
+// outputs one by one from global memory has neither. "" when it has both.
 std::string registerBlockingProblem(const cudaFuncAttributes& fa, int s) {
   const int tm = kLadder[s].tile_m, tn = kLadder[s].tile_n;
   const size_t panels = size_t(tm * kBK + kBK * tn) * sizeof(float);
@@ -970,13 +966,12 @@ std::string registerBlockingProblem(const cudaFuncAttributes& fa, int s) {
   return buf;
 }
 
-// Step s's changes: and why: lines for a kernel with attributes fa. Steps 3 and 4
-// run the exercise's kernel: until it is register-blocked, step 3's title and
-// changes line say they describe the lesson's step, and both why lines say what
-// the kernel lacks.
+// Step s's changes: and why: lines for a kernel with attributes fa. Steps 4 and 5 run the
+// exercise's kernel: until it is register-blocked, step 4's title and changes line say they
+// describe the lesson's step, and both why lines say what the kernel lacks.
 std::string changesText(int s, const cudaFuncAttributes& fa) {
   const bool lacks = s == kExerciseStep && !registerBlockingProblem(fa, s).empty();
-  return (lacks ? "the lesson's step 3: " : "") + std::string(kLadder[s].changes);
+  return (lacks ? "the lesson's step 4: " : "") + std::string(kLadder[s].changes);
 }
 std::string whyText(int s, const cudaFuncAttributes& fa) {
   const bool exercise = s == kExerciseStep || s == kExerciseStep + 1;
@@ -984,7 +979,7 @@ std::string whyText(int s, const cudaFuncAttributes& fa) {
   return lacks.empty() ? kLadder[s].why : "not yet register-blocked: " + lacks;
 }
 
-// Step 10's split at these sizes, as printed: how many parts, how deep, and why.
+// Step 13's split at these sizes, as printed: how many parts, how deep, and why.
 std::string splitText(long long m, long long n, long long k) {
   const long long tiles = ((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN);
   const int splits = splitCount(m, n, k);
@@ -1001,7 +996,7 @@ std::string splitText(long long m, long long n, long long k) {
   return buf;
 }
 
-// Step 9's interior blocks at these sizes, as printed: how many, and what rules out the rest.
+// Step 12's interior blocks at these sizes, as printed: how many, and what rules out the rest.
 std::string interiorText(long long m, long long n, long long k) {
   const long long tiles = ((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN);
   const long long inside = (m / kBM) * (n / kBN);  // tiles wholly inside C
@@ -1016,7 +1011,7 @@ std::string interiorText(long long m, long long n, long long k) {
   return buf;
 }
 
-// Step 11's copies at these sizes in this build, as printed (a [device] line: the build's PTX
+// Step 14's copies at these sizes in this build, as printed (a [device] line: the build's PTX
 // version decides, and a build for several GPUs runs the one the device takes).
 std::string asyncCopyText(int ptxVersion, long long m, long long n, long long k) {
   const long long fast = interiorTiles(m, n, k);
@@ -1024,10 +1019,10 @@ std::string asyncCopyText(int ptxVersion, long long m, long long n, long long k)
   char buf[320];
   if (ptxVersion < 80)
     std::snprintf(buf, sizeof buf, "B copies: none, the device code this GPU runs is compute_%d "
-                  "(cp.async needs compute_80), so step 11 runs step 10's code", ptxVersion);
+                  "(cp.async needs compute_80), so step 14 runs step 13's code", ptxVersion);
   else if (fast == 0)
     std::snprintf(buf, sizeof buf, "B copies: none, no tile is interior at these sizes, so step "
-                  "11 runs step 10's code (the device code this GPU runs is compute_%d)", ptxVersion);
+                  "14 runs step 13's code (the device code this GPU runs is compute_%d)", ptxVersion);
   else
     std::snprintf(buf, sizeof buf, "B copies: cp.async for the interior tiles, %lld of %lld "
                   "(the device code this GPU runs is compute_%d)", fast, tiles, ptxVersion);
@@ -1041,7 +1036,7 @@ struct Problem {
   std::vector<double> ref;
   Tolerance tol;
   float *dA, *dB, *dC;
-  float* dWork;  // the parts of steps 10-11: splitCount x M x N floats where that is over 1
+  float* dWork;  // the parts of steps 13-14: splitCount x M x N floats where that is over 1
 };
 
 struct StepResult { bool timed = false; double median_ms = 0.0, gflops = 0.0; };
@@ -1062,7 +1057,7 @@ StepResult runStep(int s, const Problem& p, int warmups, int iters, double peak,
   std::fprintf(out, "Step %d - %s%s\n  changes: %s\n", s + 1, standIn ? "the lesson's " : "", st.title,
                changesText(s, fa).c_str());
   if (s == kVectorStep)
-    std::fprintf(out, "  at these sizes (steps 5-11): %s\n", vectorPaths(p.n, p.k).c_str());
+    std::fprintf(out, "  at these sizes (steps 6-14): %s\n", vectorPaths(p.n, p.k).c_str());
   const int splits = s >= kSplitStep ? splitCount(p.m, p.n, p.k) : 1;
   if (s == kSplitStep)
     std::fprintf(out, "  split: %s\n", splitText(p.m, p.n, p.k).c_str());
@@ -1135,7 +1130,7 @@ std::string usageText() {
   std::snprintf(
       buf, sizeof buf,
       "usage: gemm_ladder [-n N] [-m M] [-k K] [-iters I] [-warmups W] [--csv] [-h | --help]\n"
-      "C (M x N) = A (M x K) * B (K x N), FP32, row-major, by eleven steps, each checked against\n"
+      "C (M x N) = A (M x K) * B (K x N), FP32, row-major, by fourteen steps, each checked against\n"
       "a double reference, then timed.\n"
       "  -n N        columns of C, an integer in [0, %lld] (default %lld); -n alone is\n"
       "              square: M and K default to N\n"
@@ -1182,7 +1177,7 @@ Options parseOptions(CommandLine& cl) {
 
 // Why this device cannot run the problem, or "": the grid of every step, and
 // the device memory of the reference (A, B and a double C) or of the ladder (A, B,
-// C and the parts of steps 10-11), whichever is larger.
+// C and the parts of steps 13-14), whichever is larger.
 std::string deviceProblem(const Options& o, const int maxGrid[3], size_t freeBytes) {
   char buf[320] = "";
   for (const Step& st : kLadder) {
@@ -1194,7 +1189,7 @@ std::string deviceProblem(const Options& o, const int maxGrid[3], size_t freeByt
       return buf;
     }
   }
-  // The reference's buffers are freed before the ladder's (A, B, C and the parts of steps 10-11).
+  // The reference's buffers are freed before the ladder's (A, B, C and the parts of steps 13-14).
   const int splits = splitCount(o.m, o.n, o.k);
   const long long ab = 4 * (o.m * o.k + o.k * o.n);
   const long long need = std::max(ab + 8 * o.m * o.n, ab + 4 * o.m * o.n * (1 + (splits > 1 ? splits : 0)));
@@ -1255,7 +1250,7 @@ int main(int argc, char** argv) {
   std::printf("%sGPU: %s (compute capability %d.%d)\n", hash, prop.name, prop.major, prop.minor);
   const long long bigBlocks = ((o.m + kBM - 1) / kBM) * ((o.n + kBN - 1) / kBN);
   std::printf("%s[device] %d SMs, %d registers per SM, %zu KiB shared memory per block without "
-              "opt-in; steps 4-9 launch %lld blocks, %.2f per SM\n", hash,
+              "opt-in; steps 5-12 launch %lld blocks, %.2f per SM\n", hash,
               prop.multiProcessorCount, prop.regsPerMultiprocessor, prop.sharedMemPerBlock / 1024,
               bigBlocks, double(bigBlocks) / prop.multiProcessorCount);
   std::fprintf(out, "Problem: C (%lld x %lld) = A (%lld x %lld) * B (%lld x %lld), FP32, "
@@ -1293,16 +1288,15 @@ int main(int argc, char** argv) {
   cudaFuncAttributes fa{};
   CUDA_CHECK(cudaFuncGetAttributes(&fa, kLadder[kExerciseStep].kernel));
   if (!registerBlockingProblem(fa, kExerciseStep).empty())
-    std::fprintf(out, "What is left: step 3 is not register-blocked (the GATE line says what its "
+    std::fprintf(out, "What is left: step 4 is not register-blocked (the GATE line says what its "
                  "kernel lacks); each thread must compute an 8 x 8 micro-tile in registers, fed "
                  "from shared-memory panels.\n");
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
 // =============================================================================
-// Course toolkit: the blocks every lesson carries (error checks, timer,
-// command line, reference GEMM, roofline ceilings). Machinery: skip it on a
-// first read.
+// Course toolkit: the blocks every lesson carries (error checks, timer, command line, reference
+// GEMM, roofline ceilings). Machinery: skip it on a first read.
 // =============================================================================
 // common: cuda_check
 // Device 0's properties. No NVIDIA driver loaded, or no GPU listed: exit 77 (skipped);

@@ -2,11 +2,11 @@
 // and its size gates, the generator, the K-scaled tolerance and the check (NaN and infinity
 // fail; the worst element reported with the tolerance applied to it), the 16-byte path taken
 // at given sizes, the ladder's table (each step names its one change), the warp-tile maps
-// of steps 7-11: every output of the 128 x 128 tile owned by exactly one thread, and the
-// fragment reads of a warp contiguous (the reason step 7 gives for removing bank conflicts),
-// the split of K in steps 10-11: fixed by the sizes, covering K once, in whole panels, and
-// the float4s steps 9 and 11 move: the ones step 8 moves, to the same places, and the lines
-// steps 3-4 print for a kernel that is not register-blocked yet (the starter's stand-in).
+// of steps 9-14: every output of the 128 x 128 tile owned by exactly one thread, and the
+// fragment reads of a warp contiguous (the reason step 9 gives for removing bank conflicts),
+// the split of K in steps 13-14: fixed by the sizes, covering K once, in whole panels, and
+// the float4s steps 12 and 14 move: the ones step 11 moves, to the same places, and the lines
+// steps 4-5 print for a kernel that is not register-blocked yet (the starter's stand-in).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -92,7 +92,7 @@ TEST(GemmLadderDevice, GridsAndMemoryAreCheckedAgainstTheDevicesLimits) {
   o.m = o.n = o.k = 1024;
   EXPECT_NE(deviceProblem(o, grid, 1 << 20).find("the reference or the ladder needs 0.03 GiB"),
             std::string::npos)
-      << "A, B, C and 4 parts of steps 10-11 (28 MiB) outweigh the reference's 16 MiB";
+      << "A, B, C and 4 parts of steps 13-14 (28 MiB) outweigh the reference's 16 MiB";
   EXPECT_EQ(deviceProblem(o, grid, 5u << 23), "") << "28 MiB fit in 40 MiB";
   o.n = o.m = o.k = 4096;  // no split: the reference's double C decides
   EXPECT_NE(deviceProblem(o, grid, 1 << 20).find("needs 0.25 GiB"), std::string::npos);
@@ -149,63 +149,79 @@ TEST(GemmLadderVector, TheSixteenBytePathIsPrintedFromTheSizes) {
   EXPECT_EQ(vectorPaths(1024, 1024),
             "A loads 16-byte (K = 1024 is a multiple of 4), B loads and C stores 16-byte "
             "(N = 1024 is a multiple of 4); shared-memory fragment reads float4 in the source (B "
-            "from step 5, A from step 6)");
+            "from step 7, A from step 8)");
   EXPECT_EQ(vectorPaths(1030, 999),
             "A loads 4-byte, four per float4 (K = 999 is not a multiple of 4), B loads and C "
             "stores 4-byte, four per float4 (N = 1030 is not a multiple of 4); shared-memory "
-            "fragment reads float4 in the source (B from step 5, A from step 6)")
+            "fragment reads float4 in the source (B from step 7, A from step 8)")
       << "the odd-size run of the header takes no 16-byte global access";
   EXPECT_NE(vectorPaths(1028, 999).find("B loads and C stores 16-byte"), std::string::npos);
-  EXPECT_STREQ(kLadder[kVectorStep].csv_name, "vectorized");
+  EXPECT_STREQ(kLadder[kVectorStep].csv_name, "global_16b");
 }
 
 TEST(GemmLadderTable, EachStepNamesItsOneChange) {
   // Where the thread count or tile follows from the step's change, changes says so.
-  EXPECT_NE(std::string(kLadder[1].changes).find("64 x 64 block tile"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[1].changes).find("8 outputs per thread down a column (step 1: 1) "
+                                                 "on the same 16 x 16 tile, which 32 such threads"),
+            std::string::npos);
   EXPECT_NE(std::string(kLadder[1].changes).find("panels still 16 deep"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[2].changes).find("same 64 x 64 block tile"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[3].changes).find("the block tile: 128 x 128"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[3].changes).find("at most 128 registers a thread (255)"),
+  EXPECT_NE(std::string(kLadder[2].changes).find("the block tile: 64 x 64 (step 2: 16 x 16) of the "
+                                                 "same kernel, so 512 threads"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[3].changes).find("same 64 x 64 block tile"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[4].changes).find("the block tile: 128 x 128"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[4].changes).find("at most 128 registers a thread (255)"),
             std::string::npos);
   EXPECT_EQ(65536 / (kMinBlocks * kThreads), 128) << "two blocks of 256 threads in 64 Ki registers";
-  EXPECT_GE(65536 / (kMinBlocks * kBM3 * kBN3 / (kTM * kTN)), 255)
-      << "step 3's two blocks of 64 threads leave the 255 registers a thread may hold";
-  EXPECT_NE(std::string(kLadder[4].changes).find("16-byte global loads and stores"),
+  EXPECT_GE(65536 / (kMinBlocks * kBM2 * kBN2 / (kTM * kTN)), 255)
+      << "step 4's two blocks of 64 threads leave the 255 registers a thread may hold";
+  EXPECT_NE(std::string(kLadder[5].changes).find("16-byte global loads and stores"),
             std::string::npos);
-  EXPECT_NE(std::string(kLadder[5].changes).find("padded to 132 floats"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[6].changes).find("only which outputs"), std::string::npos);
-  EXPECT_EQ(std::string(kLadder[7].changes).find("deep"), std::string::npos)
-      << "step 8 double-buffers and changes no panel depth";
-  EXPECT_NE(std::string(kLadder[8].changes).find("other blocks as step 8"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[9].changes).find("fewer than 256 blocks"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[10].changes).find("copy the B panel from global to shared memory "
+  EXPECT_NE(std::string(kLadder[5].changes).find("shared layout and fragment reads as step 5"),
+            std::string::npos);
+  EXPECT_NE(std::string(kLadder[6].changes).find("the B fragment read from shared memory as two "
+                                                 "float4s"), std::string::npos);
+  EXPECT_EQ(std::string(kLadder[6].changes).find("global"), std::string::npos)
+      << "step 7 changes the B fragment's shared-memory reads only";
+  EXPECT_NE(std::string(kLadder[7].changes).find("padded to 132 floats"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[8].changes).find("only which outputs"), std::string::npos);
+  EXPECT_EQ(std::string(kLadder[9].changes).find("deep"), std::string::npos)
+      << "step 10 double-buffers and changes no panel depth";
+  EXPECT_EQ(std::string(kLadder[9].changes).find("fragment"), std::string::npos)
+      << "step 10 double-buffers the panels, not the fragments";
+  EXPECT_NE(std::string(kLadder[10].changes).find("two fragment sets in registers (step 10: one)"),
+            std::string::npos);
+  EXPECT_EQ(std::string(kLadder[10].changes).find("panel"), std::string::npos)
+      << "step 11 changes no panel";
+  EXPECT_NE(std::string(kLadder[11].changes).find("other blocks as step 11"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[12].changes).find("fewer than 256 blocks"), std::string::npos);
+  EXPECT_NE(std::string(kLadder[13].changes).find("copy the B panel from global to shared memory "
                                                   "with cp.async"), std::string::npos);
-  EXPECT_NE(std::string(kLadder[10].changes).find("loaded into 8 registers a thread"),
+  EXPECT_NE(std::string(kLadder[13].changes).find("loaded into 8 registers a thread"),
             std::string::npos);
-  EXPECT_EQ(kBK * kBN / kThreads, 8) << "step 10 holds 8 floats of each B panel a thread";
-  EXPECT_NE(std::string(kLadder[9].changes).find("rounded up to whole 16-k panels, the last "
+  EXPECT_EQ(kBK * kBN / kThreads, 8) << "step 13 holds 8 floats of each B panel a thread";
+  EXPECT_NE(std::string(kLadder[12].changes).find("rounded up to whole 16-k panels, the last "
                                                   "taking the rest"), std::string::npos);
   // The facts those sentences state, from the constants the kernels use.
   EXPECT_EQ(kBMPad, 132);
   EXPECT_EQ(kBK, kT1) << "every step's panels are as deep as step 1's tiles";
+  EXPECT_EQ(kT1 * kT1 / kTM2, 32) << "step 2: 32 threads of 8 outputs cover step 1's tile";
   EXPECT_EQ(kBM2 * kBN2, 64 * 64);
-  EXPECT_EQ(kThreads2, 512);
-  EXPECT_EQ(kBM3, kBM2);
-  EXPECT_EQ(kBN3, kBN2) << "step 3 keeps step 2's tile";
+  EXPECT_EQ(kBM2 * kBN2 / kTM2, 512);
   EXPECT_EQ(kBM * kBN, 128 * 128);
   EXPECT_EQ(kThreads, 256);
   EXPECT_EQ(kSplitBlocks, 256);
   EXPECT_EQ(kSplitMinK, 256);
 }
 
-TEST(GemmLadderTable, ElevenStepsEachLaunchingWholeTiles) {
-  ASSERT_EQ(kSteps, 11);
-  const std::vector<std::string> names = {"tiled_16x16", "blocktile_1d",   "regblock_2d",
-                                          "tile_128",    "vectorized",     "transposed_a",
-                                          "warptile",    "double_buffered", "interior_loads",
-                                          "split_k",     "async_b"};
-  const int outputsPerThread[kSteps] = {1,         kTM2,      kTM * kTN, kTM * kTN, kTM * kTN, kTM * kTN,
-                                        kTM * kTN, kTM * kTN, kTM * kTN, kTM * kTN, kTM * kTN};
+TEST(GemmLadderTable, FourteenStepsEachLaunchingWholeTiles) {
+  ASSERT_EQ(kSteps, 14);
+  const std::vector<std::string> names = {
+      "tiled_16x16", "column_8",     "blocktile_1d", "regblock_2d",     "tile_128",
+      "global_16b",  "vectorized",   "transposed_a", "warptile",        "panel_pairs",
+      "double_buffered", "interior_loads", "split_k", "async_b"};
+  const int kMT = kTM * kTN;
+  const int outputsPerThread[kSteps] = {1,   kTM2, kTM2, kMT, kMT, kMT, kMT,
+                                        kMT, kMT,  kMT,  kMT, kMT, kMT, kMT};
   for (int s = 0; s < kSteps; ++s) {
     EXPECT_EQ(kLadder[s].csv_name, names[size_t(s)]);
     EXPECT_EQ(kLadder[s].threads * outputsPerThread[s], kLadder[s].tile_m * kLadder[s].tile_n)
@@ -213,9 +229,12 @@ TEST(GemmLadderTable, ElevenStepsEachLaunchingWholeTiles) {
     EXPECT_NE(kLadder[s].why, nullptr);
     EXPECT_NE(kLadder[s].changes, nullptr);
   }
-  EXPECT_STREQ(kLadder[kExerciseStep].csv_name, "regblock_2d") << "the exercise is step 3";
-  EXPECT_NE(kLadder[kExerciseStep].kernel, kLadder[kExerciseStep + 1].kernel)
-      << "steps 3 and 4: two instances of one template";
+  EXPECT_STREQ(kLadder[kExerciseStep].csv_name, "regblock_2d") << "the exercise is step 4";
+  for (int s : {1, kExerciseStep, 5, 9})  // steps 2-3, 4-5, 6-7, 10-11: one template each
+    EXPECT_NE(kLadder[s].kernel, kLadder[s + 1].kernel)
+        << "steps " << s + 1 << " and " << s + 2 << ": two instances of one template";
+  EXPECT_EQ(kLadder[1].tile_m, kLadder[0].tile_m) << "step 2 keeps step 1's tile";
+  EXPECT_EQ(kLadder[3].tile_n, kLadder[2].tile_n) << "step 4 keeps step 3's tile";
   EXPECT_STREQ(kLadder[kSplitStep].csv_name, "split_k");
   EXPECT_STREQ(kLadder[kAsyncStep].csv_name, "async_b");
   EXPECT_NE(kLadder[kAsyncStep].kernel, kLadder[kSplitStep].kernel);
@@ -224,7 +243,7 @@ TEST(GemmLadderTable, ElevenStepsEachLaunchingWholeTiles) {
 }
 
 // The starter's run must tell no story its kernel contradicts: fed the attributes of an untiled
-// kernel (the starter's stand-in: 0 B of shared memory), steps 3 and 4 claim no shared-memory
+// kernel (the starter's stand-in: 0 B of shared memory), steps 4 and 5 claim no shared-memory
 // reads and no reuse, and say what the kernel lacks; a register-blocked one gets the lesson's lines.
 TEST(GemmLadderStory, AnUntiledKernelIsToldWhatItLacksNotTheLessonsReason) {
   cudaFuncAttributes untiled{}, blocked{}, fewRegs{};
@@ -241,10 +260,10 @@ TEST(GemmLadderStory, AnUntiledKernelIsToldWhatItLacksNotTheLessonsReason) {
     EXPECT_NE(whyText(s, fewRegs).find("holds 40 registers per thread"), std::string::npos);
   }
   EXPECT_EQ(changesText(kExerciseStep, untiled),
-            "the lesson's step 3: " + std::string(kLadder[kExerciseStep].changes));
+            "the lesson's step 4: " + std::string(kLadder[kExerciseStep].changes));
   EXPECT_EQ(changesText(kExerciseStep, blocked), kLadder[kExerciseStep].changes);
   EXPECT_EQ(changesText(kExerciseStep + 1, untiled), kLadder[kExerciseStep + 1].changes)
-      << "step 4's change, the tile, is the starter's too";
+      << "step 5's change, the tile, is the starter's too";
   EXPECT_NE(whyText(kExerciseStep + 1, untiled).find("its 128 x 16 A and 16 x 128 B panels need "
                                                      "16384 B"), std::string::npos);
   for (int s = 0; s < kSteps; ++s)
@@ -285,7 +304,7 @@ TEST(GemmLadderSplit, TheSplitFollowsFromTheSizesAlone) {
     }
 }
 
-// Steps 7-10 (256 threads, warps of 64 x 32): the map of readFragments and storeWarpTile
+// Steps 9-13 (256 threads, warps of 64 x 32): the map of readFragments and storeWarpTile
 // covers the tile once.
 TEST(GemmLadderWarpTile, EveryOutputOfTheBlockTileHasExactlyOneThread) {
   std::vector<int> owner(size_t(kBM * kBN), -1);
@@ -323,7 +342,7 @@ TEST(GemmLadderWarpTile, AWarpsFragmentReadsAreContiguousSoNoBankConflicts) {
       ASSERT_EQ(b.size(), 4u);  // 4 float4 of B: 64 contiguous bytes
       EXPECT_EQ(*b.rbegin() - *b.begin(), 3 * 16);
     }
-  // Step 6's map (thread t owns columns (t % 16) * 8 ..): 16 float4 of B 32 bytes apart, so
+  // Step 8's map (thread t owns columns (t % 16) * 8 ..): 16 float4 of B 32 bytes apart, so
   // chunks 4 apart share their banks.
   std::set<int> b4;
   for (int lane = 0; lane < 32; ++lane) b4.insert(32 * (lane % 16));
@@ -331,7 +350,7 @@ TEST(GemmLadderWarpTile, AWarpsFragmentReadsAreContiguousSoNoBankConflicts) {
   EXPECT_EQ(*b4.rbegin() - *b4.begin(), 15 * 32);
 }
 
-// Step 9: which tiles take the unguarded loads, from the sizes alone, as printed. The
+// Step 12: which tiles take the unguarded loads, from the sizes alone, as printed. The
 // Sanitize: run has both kinds, so memcheck sees each path.
 TEST(GemmLadderInterior, OnlyTilesInsideCWithWholePanelsAndAlignedRows) {
   EXPECT_EQ(interiorTiles(1024, 1024, 1024), 64);
@@ -357,7 +376,7 @@ TEST(GemmLadderInterior, OnlyTilesInsideCWithWholePanelsAndAlignedRows) {
             "16 and N = 1030 is not a multiple of 4)");
 }
 
-// Step 9's loads are fetchPanels' float4s: thread tid's i-th A float4 is row e / 4, k
+// Step 12's loads are fetchPanels' float4s: thread tid's i-th A float4 is row e / 4, k
 // e % 4 * 4 of the panel and its i-th B float4 row e / 32, column e % 32 * 4 (e = tid + i x
 // 256), and the 256 threads load each float4 of both panels once. Run here on host arrays
 // whose every element holds its own index.
@@ -391,8 +410,8 @@ TEST(GemmLadderInterior, EachThreadLoadsTheFloat4sFetchPanelsLoads) {
   }
 }
 
-// Step 11's B copies land where stashPanels stores step 8's B float4s (bSlot), with the
-// float4s step 9 loads: run here on host arrays (copyB's host branch copies each float4 with a
+// Step 14's B copies land where stashPanels stores step 11's B float4s (bSlot), with the
+// float4s step 12 loads: run here on host arrays (copyB's host branch copies each float4 with a
 // plain load and store; the device's cp.async puts the same bytes in the same slot), every slot
 // of the B panel written once, by the right value.
 TEST(GemmLadderAsyncB, EachThreadCopiesItsBFloat4sToStashPanelsSlots) {
@@ -411,17 +430,17 @@ TEST(GemmLadderAsyncB, EachThreadCopiesItsBFloat4sToStashPanelsSlots) {
   }
 }
 
-// Step 11's [device] line: which copies this build makes at these sizes. Below compute_80 and
-// where no tile is interior, none by cp.async, and it says that step 10's code runs.
+// Step 14's [device] line: which copies this build makes at these sizes. Below compute_80 and
+// where no tile is interior, none by cp.async, and it says that step 13's code runs.
 TEST(GemmLadderAsyncB, TheDeviceLineNamesTheCopiesThisBuildMakes) {
   EXPECT_EQ(asyncCopyText(90, 1024, 1024, 1024),
             "B copies: cp.async for the interior tiles, 64 of 64 (the device code this GPU runs "
             "is compute_90)");
   EXPECT_EQ(asyncCopyText(75, 1024, 1024, 1024),
             "B copies: none, the device code this GPU runs is compute_75 (cp.async needs compute_80), so "
-            "step 11 runs step 10's code");
+            "step 14 runs step 13's code");
   EXPECT_EQ(asyncCopyText(80, 1000, 1030, 999),
-            "B copies: none, no tile is interior at these sizes, so step 11 runs step 10's code "
+            "B copies: none, no tile is interior at these sizes, so step 14 runs step 13's code "
             "(the device code this GPU runs is compute_80)");
   EXPECT_EQ(asyncCopyText(90, 130, 132, 512),
             "B copies: cp.async for the interior tiles, 1 of 4 (the device code this GPU runs is "

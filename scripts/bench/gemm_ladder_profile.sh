@@ -6,7 +6,7 @@
 # SASS), plus the lesson kernel's SASS. Everything lands in $OUT/profile.tgz.
 # Usage: scripts/bench/gemm_ladder_profile.sh  (OUT, N, KERNEL, SKIP from the
 # environment; KERNEL a regex of a kernel's base name, which for a template is
-# the name without its arguments (gemm2DRegisterBlocked: steps 3 and 4), SKIP the
+# the name without its arguments (gemm2DRegisterBlocked: steps 4 and 5), SKIP the
 # matching launches to pass over first: each step launches its kernel 5 times
 # at -iters 1). Not a recording: expected/ is never written.
 set -u
