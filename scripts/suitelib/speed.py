@@ -160,14 +160,17 @@ def reference_texts(root, name, speed):
     return text, catalogue.replace_region(text, speed.region, speed.slow)
 
 
-def build_all(prog, texts, tmp):
+def build_all(prog, texts, tmp, sass=None):
     """{key: binary} of texts {key: source}, each built with the lesson's Build: line in its own folder
-    (the builds in parallel: compiling is CPU work; only the timing must run alone)."""
+    (the builds in parallel: compiling is CPU work; only the timing must run alone), plus the machine
+    code of sass (the GPU at hand, catalogue.native_arch) where given: a GPU newer than the line's
+    -arch would otherwise compile each program's PTX at every start, a second or more of a timed run."""
     folders = {key: Path(tmp) / key.replace(" ", "_") for key in texts}
     for folder in folders.values():
         folder.mkdir()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(len(texts), os.cpu_count() or 1))) as pool:
-        built = dict(zip(texts, pool.map(lambda key: catalogue.build_in_scratch(prog, texts[key], folders[key]), texts)))
+        built = dict(zip(texts, pool.map(lambda key: catalogue.build_in_scratch(prog, texts[key], folders[key], None, sass),
+                                         texts)))
     out = {}
     for key, (binary, failure) in built.items():
         if binary is None:
@@ -184,7 +187,7 @@ def speed_check(root, name, student_text, speed, run_fn=None):
              f"at {run.command()}, {speed.rounds} alternating rounds each (all three built with the lesson's Build: line)"]
     with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
         bins = build_all(lesson(root, name), {"your program": student_text, "solution": solution,
-                                              "slow reference": slow}, tmp)
+                                              "slow reference": slow}, tmp, catalogue.native_arch())
         figures = time_rounds(list(bins.items()), run.args, speed, run_fn)
     d = speed_decision(figures["your program"], figures["solution"], figures["slow reference"], speed.better,
                        bar_of(speed))
@@ -223,7 +226,7 @@ def speed_phase(root, cats, names, progress=print, run_fn=None, built=None):
                 bins = (built or {}).get(name)
                 if bins is None:
                     progress(f"speed {name}/{speed.region}: building")
-                    bins = build_all(lesson(root, name), speed_texts(root, cats, name), tmp)
+                    bins = build_all(lesson(root, name), speed_texts(root, cats, name), tmp, catalogue.native_arch())
                 if isinstance(bins, str):
                     raise SuiteError(bins)
                 progress(f"speed {name}/{speed.region}: timing {len(bins)} programs, {speed.rounds} rounds")

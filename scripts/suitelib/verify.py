@@ -222,7 +222,19 @@ def rejudge_speed(entries, bars=None):
         for a in e.get("attempts", []):
             if isinstance(a.get("ratio"), (int, float)):
                 a["outcome"] = speed.speed_outcome(a["ratio"], W, spread, e["bar"])[0]
+        e["margins"] = speed_margins(e)
     return entries
+
+
+def speed_margins(e):
+    """How far the bar sits from the nearest correct attempt (bar / its ratio) and from the nearest
+    slow one or the slow reference (its ratio / bar), each a factor over 1 where the verdict is right;
+    the spread they must clear is e["spread"]."""
+    T = e["threshold"]
+    timed = [a for a in e.get("attempts", []) if isinstance(a.get("ratio"), (int, float)) and a["ratio"] > 0]
+    correct = [T / a["ratio"] for a in timed if a.get("kind", "correct") == "correct"]
+    slow = [a["ratio"] / T for a in timed if a.get("kind") == "slow"] + [e["slow_ratio"] / T]
+    return {"correct": round(min(correct), 4) if correct else None, "slow": round(min(slow), 4), "spread": e.get("spread")}
 
 
 def _speed_record_problems(record, cats, rel):

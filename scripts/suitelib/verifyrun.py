@@ -85,7 +85,7 @@ def compile_jobs(root, progs, cats, speed_names, tmp, sass=None):
     """The background builds: first the speed exercises' programs (the speed phase waits for them),
     then the sm_75 tree (the parallel phase's runs need it), then every attempt and mutant, the
     largest sources first."""
-    jobs = [(("speed-build", name, ""), speed_build, (root, cats, name, tmp)) for name in speed_names]
+    jobs = [(("speed-build", name, ""), speed_build, (root, cats, name, tmp, sass)) for name in speed_names]
     jobs.append((("build", "verify-sm75", ""), build_sm75, (root, progs)))
     rest = []
     for p in progs:
@@ -130,13 +130,14 @@ def budget_phase(progs, native):
             for p in progs if not p.is_starter}
 
 
-def speed_build(root, cats, name, tmp):
-    """{key: binary} of a speed exercise's programs (solution, slow reference, correct attempts),
-    built in the background so the speed phase only times; a SuiteError text when one fails."""
+def speed_build(root, cats, name, tmp, sass=None):
+    """{key: binary} of a speed exercise's programs (solution, slow reference, correct and slow
+    attempts), with the GPU's own machine code (sass), built in the background so the speed phase
+    only times; a SuiteError text when one fails."""
     folder = Path(tmp) / name
     folder.mkdir()
     try:
-        return speed.build_all(lesson(root, name), speed.speed_texts(root, cats, name), folder)
+        return speed.build_all(lesson(root, name), speed.speed_texts(root, cats, name), folder, sass)
     except SuiteError as exc:
         return str(exc)
 
@@ -214,7 +215,7 @@ def run_verify(root, args, facts, gpu, progs, cats):
     deadline = clock.t0 + args.deadline
     with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
         # Each attempt, mutant and speed program is built once, in the background, for the job that runs it
-        # (a correct attempt the speed phase times is built twice: without the GPU's own code for it).
+        # (a correct or slow attempt the speed phase times too: the same build, from the cache).
         builds.BUILD_CACHE = builds.BuildCache(Path(tmp) / "builds")
         background = None
         try:

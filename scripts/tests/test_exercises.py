@@ -453,6 +453,20 @@ class TestSpeedCheck(ExerciseScratch):
         self.assertIn("measured time only", out)
         self.assertNotIn("Congratulations", out)
 
+    def test_the_timed_programs_carry_the_gpus_own_machine_code(self):
+        """A GPU newer than the Build: line's -arch would compile each program's PTX at every timed
+        start; the speed check builds all three with the GPU's own code beside it."""
+        seen = []
+
+        def recording_build(prog, text, tmp, arch=None, sass=None):
+            seen.append(sass)
+            return fake_speed_build(prog, text, tmp, arch, sass)
+        self.edit("exercises/demo.cu", "int twice(int v) { return v; }", "int twice(int v) { return 2 * v; }")
+        text = (self.root / "exercises/demo.cu").read_text()
+        with patched(catalogue, "native_arch", lambda: "sm_90"), patched(catalogue, "build_in_scratch", recording_build):
+            outcome, _ = speed.speed_check(self.root, "demo", text, catalogue.load(self.root)["demo"].speed)
+        self.assertEqual((outcome, seen), ("passed", ["sm_90"] * 3))
+
     def test_speed_is_judged_only_after_every_run_passes(self):
         status, out, _ = self.check("v + 1")
         self.assertEqual(status, EXIT_FAIL)

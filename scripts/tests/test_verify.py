@@ -299,6 +299,9 @@ class TestVerifyRecord(Scratch):
         stored = json.loads((self.root / "expected/h200/verify.json").read_text())["exercise_speed"][0]
         self.assertEqual((stored["bar"], stored["threshold"]), (0.9, round(3.0 ** 0.9, 4)))
         self.assertEqual(stored["attempts"][0]["outcome"], "passed")
+        # the margins: the bar over the nearest correct attempt, the slow reference over the bar
+        self.assertEqual(stored["margins"], {"correct": round(round(3.0 ** 0.9, 4) / 2.5, 4),
+                                             "slow": round(3.0 / round(3.0 ** 0.9, 4), 4), "spread": 1.02})
 
     def test_the_record_is_judged_by_todays_rule_not_its_stored_outcome(self):
         self.add_speed()
