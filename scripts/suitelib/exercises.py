@@ -238,11 +238,14 @@ def run_attempt(root, attempt, gpu, worded, sass=None):
                            lambda args: running.run_binary(binary, args), True)
         entry["runs"] = [run.id for run, _, _ in judged]
         failed = [(run, cmp) for run, _, cmp in judged if not cmp.ok]
-        if not failed:
+        clean = None
+        if not failed and attempt.kind != "slow":
             # The attempt is its lesson outside its region: the sanitizers instrument that region's kernels.
             clean, said = clock.lap("sanitize", sanitize.judge, binary, les, les.text, text, region=attempt.region,
                                     only=sanitize.region_kernels(text, region=attempt.region))
             entry["sanitizer"] = said
+        elif not failed:  # a slow attempt is there for the speed phase's verdict, not the sanitizers'
+            entry["sanitizer"] = ["not run: a slow attempt (right outputs, the slow design) is judged by speed"]
     entry["accepted"] = not failed and clean is not False
     if failed:
         entry["outcome"] = (f"rejected at {failed[0][0].id}: " + failed[0][1].problems[0].splitlines()[0])[:300]

@@ -165,6 +165,18 @@ class TestAttemptRunner(CatalogueScratch):
         self.assertEqual(set(entries["times-two"]["seconds"]), {"build", "runs", "sanitize"})
         self.assertEqual(entries["times-two"]["runs"], ["demo", "demo@twice"])
 
+    def test_a_slow_attempt_is_accepted_by_its_outputs_and_left_to_the_speed_phase(self):
+        """Right outputs from the slow design: every run passes; the sanitizers are not run (the speed
+        phase's verdict is what it is there for), and the record says so."""
+        calls = []
+        self.edit_catalogue(lambda d: d["attempts"].append(SLOW))
+        with patched(sanitize, "judge", lambda *a, **k: calls.append(a) or (True, ["ran"])):
+            entries = self.judge_all()
+        self.assertTrue(entries["one-plus"]["accepted"])
+        self.assertTrue(exercises.attempt_entry_ok(entries["one-plus"]))
+        self.assertIn("not run: a slow attempt", entries["one-plus"]["sanitizer"][0])
+        self.assertEqual(len(calls), 2, "the sanitizers ran for the two correct attempts only")
+
     def test_wrong_only_off_the_default_run_is_rejected_naming_the_run(self):
         """plus-one prints the default run's 'answer 42' right; only ./demo --twice shows it is wrong."""
         entry = self.judge_all()["plus-one"]
