@@ -177,7 +177,10 @@ def _ctest_problems(record, rel):
     return [f"{rel}: the GPU CTest run had {counts['failed']} failed tests"] if counts["failed"] else []
 
 
-WHOLE_RUN_LIMIT_S = 300  # the whole verify, its CTest run included, fits the GPU machine's call with bless
+# The whole verify, its CTest run included, fits the GPU machine's 600 s call with bless --all before it:
+# measured 340.7 s for verify and 406.2 s for both on the H200 (the 14-step gemm_ladder, its -n 2048
+# run and the speed exercises' slow attempts took it past the 300 s it held before).
+WHOLE_RUN_LIMIT_S = 360
 
 
 def whole_run(record):
@@ -189,7 +192,7 @@ def whole_run(record):
 
 
 def _run_problems(record, rel):
-    """The run itself: timed by phase, and the last whole verify within its five minutes (partial
+    """The run itself: timed by phase, and the last whole verify within WHOLE_RUN_LIMIT_S (partial
     runs merged into a record never stand in for it)."""
     errors = []
     if not isinstance(record.get("phases_s"), dict):

@@ -260,7 +260,7 @@ def run_verify(root, args, facts, gpu, progs, cats):
     record["common_kernels"] = probe_entries(root, results)
     if old:
         merge_partial(record, old, progs, speed_names)
-    if partial:  # the last whole run's time stays the record's: check holds it to the 300 s
+    if partial:  # the last whole run's time stays the record's: check holds it to WHOLE_RUN_LIMIT_S
         record["whole_run"] = whole_run(old) if old else None
     record["anchors"] = anchors
     record["ctest_gpu"] = results.get(("ctest", "gpu", "")) if with_ctest else (old or {}).get("ctest_gpu")
