@@ -5,8 +5,10 @@
             program (compiling is CPU work: it overlaps the timed phases, which use the GPU alone);
   budget    every lesson run's Compiler Explorer budget, one at a time, pinned to one core (its
             output is what the run jobs compare with the transcripts);
+  anchors   the cuBLAS anchors, timed alone, interleaved (they need only the native tree, so the
+            speed programs compile meanwhile);
+  speed-builds  the wait for the speed programs' builds, if any is left;
   speed     the speed exercises, timed alone on an idle GPU;
-  anchors   the cuBLAS anchors, timed alone, interleaved;
   compile   what the background builds still need (their binaries are cached for their jobs);
   parallel  everything that times nothing, on every core at once, longest first: the CTest run
             of the command-line tables (native tree, no rebuild), the programs' sanitizer jobs (at
@@ -225,12 +227,15 @@ def run_verify(root, args, facts, gpu, progs, cats):
             os.sched_setaffinity(0, timed_cpus)
             try:
                 budget = clock.run("budget", budget_phase, progs, native)
-                built = {name: background.result(("speed-build", name, ""), deadline) for name in speed_names}
-                timed = clock.run("speed", speed.speed_phase, root, cats, speed_names, clock.progress, None, built)
                 old = load_record(root, gpu) if partial else None
                 # A partial verify measures only its lessons' anchors and keeps the others' as recorded.
                 kept = [e for e in (old or {}).get("anchors", []) if e.get("lesson") not in {p.name for p in progs}]
+                # The anchors need only the native tree: they run while the speed programs still compile
+                # (the H200 record shows the speed phase waiting 22.7 s for them when it came first).
                 anchors = clock.run("anchors", lambda: measure_anchors(root, native, gpu, clock.progress, kept=kept))
+                built = clock.run("speed-builds", lambda: {name: background.result(("speed-build", name, ""), deadline)
+                                                           for name in speed_names})
+                timed = clock.run("speed", speed.speed_phase, root, cats, speed_names, clock.progress, None, built)
             finally:
                 os.sched_setaffinity(0, timed_cpus | build_cpus)
             # What the background builds have left: the sm_75 tree, then every attempt and mutant.
