@@ -896,7 +896,7 @@ class TestBackgroundBuilds(Scratch):
                 patched(verifyrun, "measure_anchors", watch("anchors", verifyrun.measure_anchors)), \
                 patched(verifyrun, "run_jobs", watch("parallel", verifyrun.run_jobs)):
             self.assertEqual(TestVerifyCommand.fake_verify(self)[0], 0)
-        self.assertEqual(order, [("budget", {0}), ("speed", {0}), ("anchors", {0}), ("parallel", {0, 1})])
+        self.assertEqual(order, [("budget", {0}), ("anchors", {0}), ("speed", {0}), ("parallel", {0, 1})])
 
 
 class TestJobScheduler(unittest.TestCase):
