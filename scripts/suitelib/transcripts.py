@@ -299,7 +299,9 @@ def compare(expected, result, label, device=None, drop=()):
         device = this is not None and this == recorded
     cmp = Comparison(device_compared=device)
     if int(result["exit_code"]) != int(expected["exit_code"]):
-        cmp.problems.append(f"{label}: exit code {result['exit_code']}, the recording says {expected['exit_code']}")
+        said = [line.strip() for line in str(result.get("stderr") or "").splitlines() if line.strip()]
+        cmp.problems.append(f"{label}: exit code {result['exit_code']}, the recording says {expected['exit_code']}"
+                            + (f" (its stderr ends: {said[-1][:200]!r})" if said else ""))
     for stream in ("stdout", "stderr"):
         stats = {"result": 0, "device": 0, "measurement": 0, "worded": 0}
         want, want_numbers = _stream_lines(expected[stream], not device, drop, stats, pasted)

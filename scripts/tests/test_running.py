@@ -35,6 +35,12 @@ class TestRunAgainstTranscript(Scratch):
         self.assertEqual(status, EXIT_FAIL)
         self.assertIn("exit code 1, the recording says 0", err)
 
+    def test_a_changed_exit_code_names_the_last_stderr_line(self):
+        """The first problem is what an attempt's record and a short verdict keep: it says why."""
+        status, _, err = self.run_demo('echo "answer 42"; echo "GATE: out of memory" >&2; exit 1')
+        self.assertEqual(status, EXIT_FAIL)
+        self.assertIn("exit code 1, the recording says 0 (its stderr ends: 'GATE: out of memory')", err)
+
     def test_stderr_counts(self):
         status, _, err = self.run_demo('echo "answer 42"; echo "GATE: surprise" >&2')
         self.assertEqual(status, EXIT_FAIL)
