@@ -139,13 +139,13 @@ __global__ void __launch_bounds__(BM * BN / kTM2)
 // block stages panels of A and B in shared memory, and each thread accumulates
 // its 8 x 8 outputs in registers from fragments of them. Keep the arithmetic of
 // every step (each output one fmaf chain in ascending k, from 0.0f): then your
-// check line prints the lesson's worst error digit for digit. Steps 3 and 4 both
+// check line prints the lesson's worst error digit for digit. Steps 4 and 5 both
 // run this kernel (64 x 64 and 128 x 128 tiles). Done when the exercise check
-// named in the header passes at every Run: line, odd sizes included: steps 3 and
-// 4 PASS, no GATE line on step 3 (it reads the compiled kernel's shared memory
+// named in the header passes at every Run: line, odd sizes included: steps 4 and
+// 5 PASS, no GATE line on step 4 (it reads the compiled kernel's shared memory
 // and registers), the lesson's result lines, and exit 0. Keep the launch bound
-// (kMinBlocks: registers for two blocks an SM). Steps 5-11 below (gemmVectorized
-// on) are register-blocked kernels in other forms: try step 3 first.
+// (kMinBlocks: registers for two blocks an SM). Steps 6-14 below (gemmVectorized
+// on) are register-blocked kernels in other forms: try step 4 first.
 // The stand-in below is right but not register-blocked: each thread keeps its
 // 64 sums in registers but reads every operand straight from global memory,
 // sharing nothing with the other threads of its block.

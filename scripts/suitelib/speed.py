@@ -86,7 +86,7 @@ def speed_decision(student, solution, slow, better="lower", bar=None):
 # exercise_speed, with its margins): report_data's correct tiled kernels reach 1.48 times the
 # solution (an A tile stored transposed, with a bank conflict this lesson does not teach) against
 # the untiled slow reference's 1.64, 0.79 of the way, so its bar sits at 0.9; gemm_ladder's slow
-# reference (no register fragments) is only 1.34 times its solution, which its correct attempts
+# reference (sums output by output, no fragment loops) is only 1.34 times its solution, which its correct attempts
 # never exceed, so its bar sits halfway. The default suits a slow reference far from correct work.
 SPEED_BAR = 0.75
 
@@ -102,8 +102,8 @@ def speed_outcome(S, W, spread, bar=None):
       - S below T by more than half the spread (in log terms): passed;
       - S above T by more than half the spread: failed;
       - else inconclusive.
-    With W > spread, S = 1 (the solution's own speed) passes; S = W fails once W > spread ** (1 / (1 - bar))
-    (spread squared at the default bar of 0.75)."""
+    With W > spread, S = 1 (the solution's own speed) passes; S = W fails once
+    W > spread ** (1 / (2 (1 - bar))): spread squared at the default bar of 0.75, spread itself at 0.5."""
     bar = SPEED_BAR if bar is None else bar
     T = W ** bar if W > 0 else 0.0
     half = math.sqrt(spread)
