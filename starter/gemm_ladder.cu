@@ -39,8 +39,8 @@
 #include <cuda_runtime.h>
 
 // =============================================================================
-// The ladder: fourteen steps, each changing one thing from the step before (steps 2-3, 4-5, 6-7
-// and 10-11 are two instances of one kernel each; steps 13 and 14 add a kernel that sums parts)
+// The ladder: fourteen steps, each changing one thing from the step before (steps 2-3, 4-5, 6-7,
+// 10-11 and 13-14 are two instances of one kernel each; step 13 adds a kernel that sums parts)
 // =============================================================================
 // Every kernel computes C (M x N) = A (M x K) * B (K x N), row-major, any sizes: panel loads
 // outside A or B read zero, stores outside C are skipped. In steps 1-12 every output is one fmaf
@@ -385,9 +385,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 }
 
 // snippet: step10
-// Steps 10-11 - double buffering. Step 10: step 9 with two panel pairs in shared memory; while the
-// FMAs of panel s run, the loads of panel s + 1 are in flight into registers, then stored into the
-// other pair: one barrier per panel instead of two. Step 11 (FragPairs) also keeps two fragment
+// Steps 10-11 - double buffering. Step 10: step 9 with two panel pairs in shared memory; the source
+// issues the loads of panel s + 1 into registers before the FMAs of panel s and stores them into the
+// other pair after them: one barrier per panel instead of two. Step 11 (FragPairs) also keeps two fragment
 // sets in registers: the fragments of the next k are read before the FMAs of this one. This block's
 // sums over k in [kBegin, kEnd) (kBegin a multiple of 16; steps 10-12 sum all of K, steps 13-14 one
 // part of it), added into acc in ascending k. fetch(k0, p) loads the panels at k0 into p:
@@ -549,7 +549,8 @@ long long interiorTiles(long long M, long long N, long long K) {
 }
 
 // Step 13 - split K where the grid is small. A problem whose 128 x 128 tiles make fewer than
-// kSplitBlocks blocks leaves SMs idle (1024 x 1024: 64 blocks for the H200's 132 SMs). Step 13 then
+// kSplitBlocks blocks fills less than one wave of two blocks an SM (1024 x 1024: 64 blocks for the
+// H200's 132 SMs). Step 13 then
 // cuts K into 2, 4, 8 or 16 parts, sums each part with step 12's code in a grid layer of its own
 // (blockIdx.z) into a scratch buffer, and a second kernel adds the parts in ascending order. The
 // split follows from M, N and K alone, never from the device, so every GPU adds the same numbers in
