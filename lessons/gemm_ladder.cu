@@ -893,13 +893,14 @@ const Step kLadder[kSteps] = {
      "two panel pairs in shared memory (step 9: one), the next panel loaded into registers "
      "before this panel's FMAs and stored into the other pair after them, so one barrier per "
      "panel (two)",
-     "the next panel's loads are in flight during this panel's FMAs, and a block waits at one "
-     "barrier per panel instead of two",
+     "in the source, the next panel's loads are issued before this panel's FMAs, so they can be "
+     "in flight during them, and a block waits at one barrier per panel instead of two",
      LADDER_KERNEL(gemmDoubleBuffered<false>, kThreads, 1), kBM, kBN},
     {"double_buffered", "double-buffered fragments",
      "two fragment sets in registers (step 10: one): the next k's fragments are read before this "
      "k's FMAs",
-     "the next k's fragment reads are in flight during this k's FMAs",
+     "in the source, the next k's fragment reads come before this k's FMAs, so they can overlap "
+     "them",
      LADDER_KERNEL(gemmDoubleBuffered<true>, kThreads, 1), kBM, kBN},
     {"interior_loads", "interior blocks load without bounds tests",
      "blocks whose 128 x 128 tile lies inside C, when K is a multiple of 16 and N of 4, load "
@@ -913,8 +914,8 @@ const Step kLadder[kSteps] = {
      "at least 256, each part rounded up to whole 16-k panels, the last taking the rest), "
      "summed by step 12's code in a grid layer each and added in order by a second kernel "
      "(step 12: one part); elsewhere step 12 itself",
-     "a small problem's few tiles leave SMs idle; parts of K give them work, for one extra "
-     "pass over C per part",
+     "a small problem's few tiles leave SMs idle; parts of K give them work, for a write and a "
+     "read of an M x N slice per part",
      reinterpret_cast<const void*>(gemmSplitKWith<InteriorPanels>), kThreads,
      launchSplitK<InteriorPanels>, kBM, kBN},
     {"async_b", "the B panel copied by cp.async (builds for sm_80 and later)",
