@@ -556,9 +556,8 @@ long long interiorTiles(long long M, long long N, long long K) {
   return count;
 }
 
-// Step 13 - split K where the grid is small. A problem whose 128 x 128 tiles make fewer than
-// kSplitBlocks blocks fills less than one wave of two blocks an SM (1024 x 1024: 64 blocks for the
-// H200's 132 SMs). Step 13 then
+// Step 13 - split K where the grid is small: fewer than kSplitBlocks blocks of 128 x 128 tiles
+// (on the H200, less than one wave of two blocks an SM; 1024 x 1024: 64 blocks for 132 SMs). Step 13 then
 // cuts K into 2, 4, 8 or 16 parts, sums each part with step 12's code in a grid layer of its own
 // (blockIdx.z) into a scratch buffer, and a second kernel adds the parts in ascending order. The
 // split follows from M, N and K alone, never from the device, so every GPU adds the same numbers in
@@ -961,8 +960,8 @@ std::string vectorPaths(long long n, long long k) {
 
 // The exercise, judged by what the compiled kernel holds (fa: its attributes in step s + 1, 4 or
 // 5): a thread whose 8 x 8 outputs accumulate in registers needs at least 64 of them, and panels
-// staged through shared memory need tile_m x 16 + 16 x tile_n floats of it. A kernel that walks its
-// outputs one by one from global memory has neither. "" when it has both.
+// staged through shared memory need tile_m x 16 + 16 x tile_n floats of it. The starter's stand-in
+// keeps its 64 sums in registers but no panels in shared memory. "" when it has both.
 std::string registerBlockingProblem(const cudaFuncAttributes& fa, int s) {
   const int tm = kLadder[s].tile_m, tn = kLadder[s].tile_n;
   const size_t panels = size_t(tm * kBK + kBK * tn) * sizeof(float);

@@ -86,7 +86,7 @@ def speed_decision(student, solution, slow, better="lower", bar=None):
 # exercise_speed, with its margins): report_data's correct tiled kernels reach 1.48 times the
 # solution (an A tile stored transposed, with a bank conflict this lesson does not teach) against
 # the untiled slow reference's 1.64, 0.79 of the way, so its bar sits at 0.9; gemm_ladder's slow
-# reference (sums output by output, no fragment loops) is only 1.34 times its solution, which its correct attempts
+# reference (sums output by output, no fragment loops) is only about 1.3 times its solution, which its correct attempts
 # never exceed, so its bar sits halfway. The default suits a slow reference far from correct work.
 SPEED_BAR = 0.75
 
