@@ -232,7 +232,7 @@ TEST(GemmLadderTable, FourteenStepsEachLaunchingWholeTiles) {
   EXPECT_STREQ(kLadder[kExerciseStep].csv_name, "regblock_2d") << "the exercise is step 4";
   for (int s : {1, kExerciseStep, 5, 9})  // steps 2-3, 4-5, 6-7, 10-11: one template each
     EXPECT_NE(kLadder[s].kernel, kLadder[s + 1].kernel)
-        << "steps " << s + 1 << " and " << s + 2 << ": two instances of one template";
+        << "steps " << s + 1 << " and " << s + 2 << ": two kernels (two instances of one template)";
   EXPECT_EQ(kLadder[1].tile_m, kLadder[0].tile_m) << "step 2 keeps step 1's tile";
   EXPECT_EQ(kLadder[3].tile_n, kLadder[2].tile_n) << "step 4 keeps step 3's tile";
   EXPECT_STREQ(kLadder[kSplitStep].csv_name, "split_k");

@@ -97,6 +97,8 @@ class Speed:
         # Where the bar sits between the solution and the slow reference, in log terms (speed.SPEED_BAR
         # unless the exercise's measurements call for another: see speed.py).
         self.bar = data.get("bar")
+        if self.bar is not None and (isinstance(self.bar, bool) or not isinstance(self.bar, (int, float))):
+            raise ValueError(f"speed: bar {self.bar!r} is not a number (the fraction of the way, 0.5 up to 1)")
 
 
 class Catalogue:

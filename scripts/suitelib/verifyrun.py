@@ -61,7 +61,7 @@ class Clock:
         return round(time.monotonic() - self.t0, 1)
 
 
-TIMED_CPUS = 2  # cores kept free of compiling for the timed runs (budget, speed, anchors)
+TIMED_CPUS = 2  # cores kept free of compiling for the timed runs (budget, anchors, speed)
 
 
 def split_cpus():

@@ -105,12 +105,21 @@ class TestSpeedRules(CatalogueScratch):
         self.assertCheckFails("attempts", "attempt 'one-plus' is slow, but its region 'twice' has no speed rule")
 
     def test_a_bar_outside_its_range_is_refused(self):
-        for bar in (0.2, 1.0, "far"):
+        for bar in (0.2, 1.0):
             with self.subTest(bar=bar):
                 self.plant(bar=bar)
                 self.assertCheckFails("attempts", f"bar = {bar!r}: give the fraction of the way")
         self.plant(bar=0.9)
         self.assertCheckPasses("attempts")
+
+    def test_a_bar_that_is_no_number_is_a_malformed_catalogue_for_every_check(self):
+        """Not a traceback from the first check that computes with it (verify-record runs first)."""
+        for bar in ("0.9", "far", True):
+            with self.subTest(bar=bar):
+                self.plant(bar=bar)
+                for check in ("verify-record", "attempts"):
+                    err = self.assertCheckFails(check, "malformed catalogue", "is not a number")
+                    self.assertNotIn("Traceback", err)
 
     def test_planted_defects_fail(self):
         for change, needle in ((dict(region="thrice"), "region 'thrice' is not a solution region"),

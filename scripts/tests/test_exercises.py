@@ -467,6 +467,15 @@ class TestSpeedCheck(ExerciseScratch):
             outcome, _ = speed.speed_check(self.root, "demo", text, catalogue.load(self.root)["demo"].speed)
         self.assertEqual((outcome, seen), ("passed", ["sm_90"] * 3))
 
+    def test_the_exercises_own_bar_decides_the_students_verdict(self):
+        """At 2.6 times the solution against a slow reference at 3: failed at the default bar (2.28),
+        passed at the exercise's bar of 0.9 (2.69), as report_data's 1.48-times kernel needs."""
+        self.edit_catalogue(lambda d: d["exercise"]["speed"].update(bar=0.9))
+        status, out, err = self.check("1 * v + v")
+        self.assertEqual(status, EXIT_OK, out + err)
+        self.assertIn("speed: passed", out)
+        self.assertIn("the bar is 2.69 times (0.90 of the way", out)
+
     def test_speed_is_judged_only_after_every_run_passes(self):
         status, out, _ = self.check("v + 1")
         self.assertEqual(status, EXIT_FAIL)

@@ -226,6 +226,44 @@ class TestVerifyRecord(Scratch):
         self.write_record(lambda r: r.update(exercise_speed=[entry]))
         self.assertCheckFails("verify-record", "slow attempt demo/one-plus was not timed: exited 1: GATE")
 
+    def test_a_bar_that_cannot_fail_its_own_slow_reference(self):
+        """At bar 0.9 the slow reference itself fails only once W > spread ** 5: a W just over the
+        spread is told apart, yet the rule could not fail it."""
+        self.add_speed()
+        self.edit_catalogue(lambda d: d["exercise"]["speed"].update(bar=0.9))
+        self.write_record(lambda r: r.update(exercise_speed=[self.speed_entry(slow_ratio=1.03, spread=1.01)]))
+        self.assertCheckFails("verify-record", "at its bar of 0.9 the rule would not fail its own slow reference")
+
+    def test_the_speed_phase_times_the_rest_when_an_attempt_always_fails(self):
+        """An attempt failing every run (a gate, say) is recorded not timed; the references and the other
+        attempts are timed and recorded."""
+        self.add_speed()
+        outputs = {"sol": "k 1.0 ms\n", "slow": "k 3.0 ms\n", "t2": "k 1.0 ms\n", "op": "k 2.6 ms\n"}
+
+        def run_fn(path, args):
+            out = outputs.get(path)
+            return {"exit_code": 0 if out else 1, "stdout": out or "", "stderr": "" if out else "GATE: no tiles"}
+        built = {"demo": {"solution": "sol", "slow reference": "slow", "attempt times-two": "t2",
+                          "attempt add-self": "as", "attempt one-plus": "op"}}
+        [entry] = speed.speed_phase(self.root, catalogue.load(self.root), ["demo"], lambda *a: None, run_fn, built)
+        self.assertNotIn("error", entry)
+        self.assertEqual(entry["slow_ratio"], 3.0)
+        got = {a["name"]: a["outcome"] for a in entry["attempts"]}
+        self.assertEqual(got, {"times-two": "passed", "add-self": "not timed", "one-plus": "failed"})
+        self.assertIn("GATE: no tiles", next(a["error"] for a in entry["attempts"] if a["name"] == "add-self"))
+        self.assertNotIn("attempt add-self", entry["medians"])
+
+    def test_verifys_speed_programs_carry_the_gpus_own_machine_code(self):
+        self.add_speed()
+        seen = []
+        with patched(speed, "build_all", lambda prog, texts, tmp, sass=None: seen.append(sass) or {}):
+            verifyrun.speed_build(self.root, catalogue.load(self.root), "demo", str(self.root), "sm_90")
+        self.assertEqual(seen, ["sm_90"])
+        jobs = verifyrun.compile_jobs(self.root, list(programs(self.root)), catalogue.load(self.root), ["demo"],
+                                      str(self.root), "sm_90")
+        self.assertEqual(jobs[0][0][0], "speed-build")
+        self.assertEqual(jobs[0][2][-1], "sm_90")
+
     def test_the_catalogues_bar_decides(self):
         """An exercise's own bar (its catalogue's "bar") re-judges the record: at 0.9 of the way (3 ** 0.9
         = 2.69) a correct attempt at 2.5 times the solution passes, where the default bar (2.28) fails it."""
@@ -295,7 +333,8 @@ class TestVerifyRecord(Scratch):
         self.add_speed()
         self.edit_catalogue(lambda d: d["exercise"]["speed"].update(bar=0.9))
         entry = {"lesson": "demo", "region": "twice", "run": "demo", "slow_ratio": 3.0, "spread": 1.02, "bar": 0.75,
-                 "attempts": [{"name": "a", "ratio": 2.5, "outcome": "failed"}]}
+                 "attempts": [{"name": "a", "ratio": 2.5, "outcome": "failed"},
+                              {"name": "s", "kind": "slow", "ratio": 2.9, "outcome": "failed"}]}
         verify.write_record(self.root, "h200", {"gpu": "g", "toolkit": "t", "recorded_at": "x", "programs": [],
                                                 "exercise_speed": [entry]})
         stored = json.loads((self.root / "expected/h200/verify.json").read_text())["exercise_speed"][0]
@@ -303,7 +342,8 @@ class TestVerifyRecord(Scratch):
         self.assertEqual(stored["attempts"][0]["outcome"], "passed")
         # the margins: the bar over the nearest correct attempt, the slow reference over the bar
         self.assertEqual(stored["margins"], {"correct": round(round(3.0 ** 0.9, 4) / 2.5, 4),
-                                             "slow": round(3.0 / round(3.0 ** 0.9, 4), 4), "spread": 1.02})
+                                             "slow": round(2.9 / round(3.0 ** 0.9, 4), 4), "spread": 1.02},
+                         "the nearest slow program: the slow attempt at 2.9, not the reference at 3")
 
     def test_the_record_is_judged_by_todays_rule_not_its_stored_outcome(self):
         self.add_speed()
@@ -534,7 +574,7 @@ class TestVerifyCommand(Scratch):
         self.assertCheckPasses("verify-record")
 
     def test_verify_times_the_speed_exercise_in_its_own_phase(self):
-        """With a speed rule: the solution, the slow reference and each correct attempt are timed and recorded."""
+        """With a speed rule: the solution, the slow reference and each correct and slow attempt are timed and recorded."""
         TestVerifyRecord.add_speed(self)
         from suitelib.model import find_run
         for rid, out in (("demo", "answer 42\nk 1.0 ms\n"), ("demo@twice", "answer 84\nk 1.0 ms\n"),
