@@ -271,7 +271,7 @@ RowsReference referenceRows(const std::vector<float>& A, const std::vector<float
   rr.ref_max = maxAbs(rr.ref.data(), count);
   return rr;
 }
-// One look at every element of C (host): the reference's rows, Y's elements (xcheck), the first NaN.
+// One pass over C (host): the reference's rows, Y's elements (xcheck), the first non-finite element.
 struct Scan { GemmCheck ref, xcheck; long long non_finite = -1; double rtol = 0, atol = 0, xcheck_atol = 0; };
 Scan scan(const std::vector<float>& C, const std::vector<float>* Y, const RowsReference& rr, long long n) {
   Scan s;
