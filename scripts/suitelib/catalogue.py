@@ -98,7 +98,7 @@ class Speed:
         # unless the exercise's measurements call for another: see speed.py).
         self.bar = data.get("bar")
         if self.bar is not None and (isinstance(self.bar, bool) or not isinstance(self.bar, (int, float))):
-            raise ValueError(f"speed: bar {self.bar!r} is not a number (the fraction of the way, 0.5 up to 1)")
+            raise ValueError(f"speed: bar {self.bar!r} is not a number (the fraction of the way, 0.5 up to, not including, 1)")
 
 
 class Catalogue:

@@ -186,12 +186,13 @@ def speed_check(root, name, student_text, speed, run_fn=None):
     """(outcome, lines): the student's program against the solution and the slow reference, on this GPU."""
     run = speed_run(root, name, speed)
     solution, slow = reference_texts(root, name, speed)
+    sass = catalogue.native_arch()
     lines = [f"speed ('{speed.region}' is about speed): timing your program, the lesson's and {speed.slow_description} "
-             f"at {run.command()}, {speed.rounds} alternating rounds each (all three built with the lesson's Build: line "
-             f"plus this GPU's own machine code)"]
+             f"at {run.command()}, {speed.rounds} alternating rounds each (all three built with the lesson's Build: line"
+             + (f" plus {sass} machine code)" if sass else ")")]
     with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
         bins = build_all(lesson(root, name), {"your program": student_text, "solution": solution,
-                                              "slow reference": slow}, tmp, catalogue.native_arch())
+                                              "slow reference": slow}, tmp, sass)
         figures = time_rounds(list(bins.items()), run.args, speed, run_fn)
     d = speed_decision(figures["your program"], figures["solution"], figures["slow reference"], speed.better,
                        bar_of(speed))
@@ -259,8 +260,9 @@ def speed_phase(root, cats, names, progress=print, run_fn=None, built=None):
 
 
 def speed_problems(record, cats, rel):
-    """check verify-record: every speed exercise recorded, its references told apart, every correct
-    attempt passed and every slow one failed, re-judged from the recorded measurements by today's rule."""
+    """check verify-record: every speed exercise recorded, its references told apart, its bar able to
+    fail its own slow reference, every correct attempt passed and every slow one failed, re-judged
+    from the recorded measurements by today's rule."""
     entries = {(e.get("lesson"), e.get("region")): e for e in record.get("exercise_speed", []) if isinstance(e, dict)}
     errors = []
     for name, cat in sorted(cats.items()):
