@@ -223,7 +223,7 @@ def speed_phase(root, cats, names, progress=print, run_fn=None, built=None):
         if speed is None:
             continue
         run = speed_run(root, name, speed)
-        correct = speed_attempts(cats, name)
+        timed_attempts = speed_attempts(cats, name)
         entry = {"lesson": name, "region": speed.region, "run": run.id, "figure": speed.figure,
                  "better": speed.better, "rounds": speed.rounds, "bar": bar_of(speed)}
         try:
@@ -238,7 +238,8 @@ def speed_phase(root, cats, names, progress=print, run_fn=None, built=None):
                 dropped = {}
                 figures = time_rounds(list(bins.items()), run.args, speed, run_fn, dropped)
         except SuiteError as exc:
-            entry.update(error=str(exc), attempts=[{"name": a.name, "outcome": "not timed"} for a in correct])
+            entry.update(error=str(exc), attempts=[{"name": a.name, "kind": a.kind, "outcome": "not timed"}
+                                                   for a in timed_attempts])
             out.append(entry)
             continue
         ref = speed_decision(figures["slow reference"], figures["solution"], figures["slow reference"], speed.better,
@@ -247,7 +248,7 @@ def speed_phase(root, cats, names, progress=print, run_fn=None, built=None):
                      spread=ref["spread"], separated=ref["separated"],
                      medians={k: statistics.median(v) for k, v in figures.items() if v and k not in dropped},
                      attempts=[])
-        for a in correct:
+        for a in timed_attempts:
             if "attempt " + a.name in dropped:
                 entry["attempts"].append({"name": a.name, "kind": a.kind, "outcome": "not timed",
                                           "error": dropped["attempt " + a.name][:300]})
