@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Final project - gemm_ladder: from 16x16 tiles toward cuBLAS FP32, one idea a step.
 //
-// One FP32 GEMM, C = A * B (row-major, any sizes), runs through fourteen steps, each changing one
-// thing from the step before: the comment at each step says what, and so does its printed
+// One FP32 GEMM, C = A * B (row-major, any sizes), runs through fourteen steps, each but step 8
+// changing one thing from the step before: each step's comment says what, and so does its printed
 // "changes:" line. Every step is checked before it is timed (output poisoned with NaN, every
 // element against a double reference, the tolerance scaled with K and printed with the worst
 // error), then timed, and placed against the FP32 peak this program measures. A separate program
@@ -39,8 +39,8 @@
 #include <cuda_runtime.h>
 
 // =============================================================================
-// The ladder: fourteen steps, each changing one thing from the step before (steps 2-3, 4-5, 6-7,
-// 10-11 and 13-14 are two instances of one kernel each; step 13 adds a kernel that sums parts)
+// The ladder: fourteen steps, each but step 8 changing one thing from the step before (steps 2-3,
+// 4-5, 6-7, 10-11 and 13-14 are two instances of one kernel each; step 13 adds a summing kernel)
 // =============================================================================
 // Every kernel computes C (M x N) = A (M x K) * B (K x N), row-major, any sizes: panel loads
 // outside A or B read zero, stores outside C are skipped. In steps 1-12 every output is one fmaf
@@ -54,7 +54,8 @@ constexpr int kTM = 8, kTN = 8;      // steps 4-14: 8 x 8 micro-tile per thread
 constexpr int kBM = 128, kBN = 128;  // steps 5-14: 128 x 128 block tile
 constexpr int kThreads = kBM * kBN / (kTM * kTN);  // 256
 constexpr int kBMPad = kBM + 4;     // A row, steps 8-14: 16-byte aligned, each k row 4 banks on
-constexpr int kMinBlocks = 2;      // steps 4-14: registers capped so that two blocks fit an SM
+constexpr int kMinBlocks = 2;      // steps 4-14's launch bound: two blocks an SM (at 256 threads,
+                                   // from step 5 on, at most 128 registers a thread)
 constexpr int kWM = 64, kWN = 32;  // steps 9-14: the output tile of one warp
 constexpr int kLaneSpan = 16;      // steps 9-14: a lane's blocks of 4 columns sit 16 apart
 static_assert(kThreads == 256 && kBM * kBK % (4 * kThreads) == 0 && kBK * kBN % (4 * kThreads) == 0,
@@ -548,8 +549,8 @@ long long interiorTiles(long long M, long long N, long long K) {
   return count;
 }
 
-// Step 13 - split K where the grid is small: fewer than kSplitBlocks blocks of 128 x 128 tiles
-// (on the H200, less than one wave of two blocks an SM; 1024 x 1024: 64 blocks for 132 SMs). Step 13 then
+// Step 13 - split K where the grid is small: fewer than kSplitBlocks (256) blocks of 128 x 128
+// tiles (1024 x 1024: 64 blocks for the H200's 132 SMs). Step 13 then
 // cuts K into 2, 4, 8 or 16 parts, sums each part with step 12's code in a grid layer of its own
 // (blockIdx.z) into a scratch buffer, and a second kernel adds the parts in ascending order. The
 // split follows from M, N and K alone, never from the device, so every GPU adds the same numbers in
