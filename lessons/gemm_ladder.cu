@@ -15,8 +15,8 @@
 // Run:   ./gemm_ladder -m 1000 -n 1030 -k 999
 // Sanitize: ./gemm_ladder -m 130 -n 132 -k 512 -iters 1 -warmups 0
 //
-// sm_75 is the course's T4 (and Compiler Explorer's card); a newer GPU runs the PTX it embeds.
-// ./gemm_ladder -h lists the options.
+// sm_75 is the course's T4 (and Compiler Explorer's card); a newer GPU runs the PTX it embeds. -h
+// lists the options.
 // Exercise (step 4), with a GPU: python3 scripts/suite.py exercise check gemm_ladder judges
 // exercises/gemm_ladder.cu at every Run: line. Without one: python3 scripts/suite.py ce-link
 // exercises/gemm_ladder.cu opens it in Compiler Explorer; save the whole executor pane to FILE, then
@@ -212,8 +212,7 @@ __device__ __forceinline__ void fetchPanels(const float* A, const float* B, int 
 
 // Where the B float4 e (e = tid + i x 256) of a panel goes: row e / 32, column e % 32 x 4.
 __host__ __device__ inline int bSlot(int e) { return e / (kBN / 4) * kBN + e % (kBN / 4) * 4; }
-// Registers -> shared, steps 6-7: both panels as in A and B (As[m][k], Bs[k][n]), one 16-byte
-// store per float4.
+// Registers -> shared, steps 6-7: both panels as in A and B (As[m][k], Bs[k][n]), a float4 a store.
 __device__ __forceinline__ void stashPanelsAsLoaded(const PanelRegs& p, float* As, float* Bs) {
 #pragma unroll
   for (int i = 0, e = threadIdx.x; i < kBM * kBK / 4 / kThreads; ++i, e += kThreads)
@@ -229,10 +228,8 @@ __device__ __forceinline__ void stashA(const PanelRegs& p, float* As) {
 #pragma unroll
   for (int i = 0; i < kBM * kBK / 4 / kThreads; ++i) {
     const int e = threadIdx.x + i * kThreads, m = e / (kBK / 4), k = e % (kBK / 4) * 4;
-    As[(k + 0) * kBMPad + m] = p.a[i].x;
-    As[(k + 1) * kBMPad + m] = p.a[i].y;
-    As[(k + 2) * kBMPad + m] = p.a[i].z;
-    As[(k + 3) * kBMPad + m] = p.a[i].w;
+    As[(k + 0) * kBMPad + m] = p.a[i].x, As[(k + 1) * kBMPad + m] = p.a[i].y;
+    As[(k + 2) * kBMPad + m] = p.a[i].z, As[(k + 3) * kBMPad + m] = p.a[i].w;
   }
 }
 __device__ __forceinline__ void stashPanels(const PanelRegs& p, float* As, float* Bs) {
@@ -976,16 +973,22 @@ std::string registerBlockingProblem(const cudaFuncAttributes& fa, int s) {
   return buf;
 }
 
-// Step s's changes: and why: lines for a kernel with attributes fa. Steps 4 and 5 run the
-// exercise's kernel: until it is register-blocked, step 4's title and changes line say they
-// describe the lesson's step, and both why lines say what the kernel lacks.
-std::string changesText(int s, const cudaFuncAttributes& fa) {
+// Step s's changes: and why: lines, for a kernel with attributes fa after one with prev. Until the
+// exercise's kernel (steps 4-5) is register-blocked, step 4's lines name the lesson's step, 4-5's
+// why lines say what it lacks, and step 6's name the lesson's step 5 and what their ratio holds.
+std::string changesText(int s, const cudaFuncAttributes& fa, const cudaFuncAttributes& prev) {
   const bool lacks = s == kExerciseStep && !registerBlockingProblem(fa, s).empty();
-  return (lacks ? "the lesson's step 4: " : "") + std::string(kLadder[s].changes);
+  std::string c = (lacks ? "the lesson's step 4: " : "") + std::string(kLadder[s].changes);
+  if (s == kVectorStep && !registerBlockingProblem(prev, s - 1).empty())
+    c.replace(c.rfind("as step 5"), 9, "as the lesson's step 5");
+  return c;
 }
-std::string whyText(int s, const cudaFuncAttributes& fa) {
+std::string whyText(int s, const cudaFuncAttributes& fa, const cudaFuncAttributes& prev) {
   const bool exercise = s == kExerciseStep || s == kExerciseStep + 1;
   const std::string lacks = exercise ? registerBlockingProblem(fa, s) : "";
+  if (s == kVectorStep && !registerBlockingProblem(prev, s - 1).empty())
+    return std::string("over the lesson's step 5, ") + kLadder[s].why + "; this run's step 5 "
+           "holds no panels in shared memory, so its ratio over it also holds what the panels gain";
   return lacks.empty() ? kLadder[s].why : "not yet register-blocked: " + lacks;
 }
 
@@ -1059,13 +1062,14 @@ StepResult runStep(int s, const Problem& p, int warmups, int iters, double peak,
   const Step& st = kLadder[s];
   const dim3 grid((p.n + st.tile_n - 1) / st.tile_n, (p.m + st.tile_m - 1) / st.tile_m);
   const auto launch = [&] { st.launch(grid, p.dA, p.dB, p.dC, p.dWork, p.m, p.n, p.k); };
-  cudaFuncAttributes fa{};
+  cudaFuncAttributes fa{}, prev{};  // prev: the step before's, which step 6's lines compare with
   CUDA_CHECK(cudaFuncGetAttributes(&fa, st.kernel));
+  if (s > 0) CUDA_CHECK(cudaFuncGetAttributes(&prev, kLadder[s - 1].kernel));
   int perSm = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, st.kernel, st.threads, 0));
   const bool standIn = s == kExerciseStep && !registerBlockingProblem(fa, s).empty();
   std::fprintf(out, "Step %d - %s%s\n  changes: %s\n", s + 1, standIn ? "the lesson's " : "", st.title,
-               changesText(s, fa).c_str());
+               changesText(s, fa, prev).c_str());
   if (s == kVectorStep)
     std::fprintf(out, "  at these sizes (steps 6-14): %s\n", vectorPaths(p.n, p.k).c_str());
   const int splits = s >= kSplitStep ? splitCount(p.m, p.n, p.k) : 1;
@@ -1122,7 +1126,7 @@ StepResult runStep(int s, const Problem& p, int warmups, int iters, double peak,
   } else {
     std::fprintf(out, "  time: not timed (a wrong result is never timed)\n");
   }
-  std::fprintf(out, "  why: %s\n", whyText(s, fa).c_str());
+  std::fprintf(out, "  why: %s\n", whyText(s, fa, prev).c_str());
   return r;
 }
 

@@ -251,24 +251,36 @@ TEST(GemmLadderStory, AnUntiledKernelIsToldWhatItLacksNotTheLessonsReason) {
   blocked.sharedSizeBytes = 16384, blocked.numRegs = 128;
   fewRegs.sharedSizeBytes = 16384, fewRegs.numRegs = 40;
   for (int s : {kExerciseStep, kExerciseStep + 1}) {
-    const std::string why = whyText(s, untiled);
+    const std::string why = whyText(s, untiled, blocked);
     EXPECT_EQ(why.find("FMA"), std::string::npos) << "step " << s + 1 << ": " << why;
     EXPECT_EQ(why.find("read from shared memory"), std::string::npos) << why;
     EXPECT_EQ(why.rfind("not yet register-blocked: step " + std::to_string(s + 1) + " keeps 0 B of "
                         "panels in shared memory", 0), 0u) << why;
-    EXPECT_EQ(whyText(s, blocked), kLadder[s].why);
-    EXPECT_NE(whyText(s, fewRegs).find("holds 40 registers per thread"), std::string::npos);
+    EXPECT_EQ(whyText(s, blocked, blocked), kLadder[s].why);
+    EXPECT_NE(whyText(s, fewRegs, blocked).find("holds 40 registers per thread"), std::string::npos);
   }
-  EXPECT_EQ(changesText(kExerciseStep, untiled),
+  EXPECT_EQ(changesText(kExerciseStep, untiled, blocked),
             "the lesson's step 4: " + std::string(kLadder[kExerciseStep].changes));
-  EXPECT_EQ(changesText(kExerciseStep, blocked), kLadder[kExerciseStep].changes);
-  EXPECT_EQ(changesText(kExerciseStep + 1, untiled), kLadder[kExerciseStep + 1].changes)
+  EXPECT_EQ(changesText(kExerciseStep, blocked, blocked), kLadder[kExerciseStep].changes);
+  EXPECT_EQ(changesText(kExerciseStep + 1, untiled, blocked), kLadder[kExerciseStep + 1].changes)
       << "step 5's change, the tile, is the starter's too";
-  EXPECT_NE(whyText(kExerciseStep + 1, untiled).find("its 128 x 16 A and 16 x 128 B panels need "
+  EXPECT_NE(whyText(kExerciseStep + 1, untiled, blocked).find("its 128 x 16 A and 16 x 128 B panels need "
                                                      "16384 B"), std::string::npos);
   for (int s = 0; s < kSteps; ++s)
     if (s != kExerciseStep && s != kExerciseStep + 1)
-      EXPECT_EQ(whyText(s, untiled), kLadder[s].why) << "step " << s + 1 << " is the lesson's own";
+      EXPECT_EQ(whyText(s, untiled, blocked), kLadder[s].why) << "step " << s + 1 << " is the lesson's own";
+  // Step 6 after a stand-in step 5: its layout is the lesson's step 5's, and its ratio over the
+  // stand-in is not the 16-byte accesses' alone.
+  const std::string changes = changesText(kVectorStep, blocked, untiled);
+  EXPECT_NE(changes.find("fragment reads as the lesson's step 5"), std::string::npos) << changes;
+  EXPECT_EQ(changes.find("as step 5"), std::string::npos) << changes;
+  const std::string why = whyText(kVectorStep, blocked, untiled);
+  EXPECT_EQ(why.rfind("over the lesson's step 5, ", 0), 0u) << why;
+  EXPECT_NE(why.find("also holds what the panels gain"), std::string::npos) << why;
+  EXPECT_EQ(changesText(kVectorStep, blocked, blocked), kLadder[kVectorStep].changes);
+  EXPECT_EQ(whyText(kVectorStep, blocked, blocked), kLadder[kVectorStep].why);
+  EXPECT_EQ(whyText(kVectorStep, blocked, fewRegs).rfind("over the lesson's step 5", 0), 0u)
+      << "too few registers for the micro-tile: not the lesson's step 5 either";
 }
 
 TEST(GemmLadderSplit, TheSplitFollowsFromTheSizesAlone) {

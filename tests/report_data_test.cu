@@ -301,6 +301,20 @@ TEST(ReportDataCsv, EveryRowHasTheHeadersCellsAndItsTolerances) {
                            "speedup"})
     EXPECT_EQ(at(r, name), "") << name;
   EXPECT_EQ(at(r, "rtol"), "1.000e-05") << "an untimed row still prints its tolerances";
+  Scan none;  // no check made (the starter's rows above 1024, check none): no error, no tolerance
+  none.rtol = 1e-5;
+  r = row(Kernel::kNaive, 2048, none, nullptr, 0.0);
+  ASSERT_EQ(r.size(), header.size());
+  for (const char* name : {"max_abs_err", "xcheck_diff", "rtol", "atol", "xcheck_atol"})
+    EXPECT_EQ(at(r, name), "") << name << ": a check not made prints no figure of one";
+  EXPECT_EQ(at(r, "ref_elements"), "0");
+  none.xcheck.add(0, 1.0, 1.0, Tolerance{none.rtol, 3e-6});
+  none.xcheck_atol = 3e-6;
+  r = row(Kernel::kTiled, 2048, none, nullptr, 0.0);
+  EXPECT_EQ(at(r, "max_abs_err"), "") << "the cross-check alone: no reference error";
+  EXPECT_EQ(at(r, "atol"), "");
+  EXPECT_EQ(at(r, "rtol"), "1.000e-05") << "the cross-check applied it";
+  EXPECT_EQ(at(r, "xcheck_diff"), "0.000e+00");
   // The starter's stand-in holds no tiles (the GATE says so): its tiled rows take naive's model,
   // never the tiled kernel's shared-memory loads or roof.
   r = row(Kernel::kTiled, 2048, s, &tiled, naive.median_ms, false);
