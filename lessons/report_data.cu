@@ -2,7 +2,7 @@
 // Final project - report_data: roofline data you can defend, naive and tiled FP32 GEMM.
 //
 // C = A * B (FP32, row-major, M = N = K = n) by a naive kernel (one output per thread, straight from
-// global memory) and a 16 x 16 shared-memory tiled kernel, for n = 128, 200, 256, 511, 512, 1000, 1024,
+// global memory) and a 16 x 16 tiled kernel (the exercise), for n = 128, 200, 256, 511, 512, 1000, 1024,
 // 2048 below -maxn, and -maxn. Each CSV row says how its output was verified and where it sits on a
 // roofline of DRAM bandwidth, FP32 rate and shared-memory loads, each measured here and bounded from
 // the device's attributes, and the lowest roof from those bounds (limited_by).
@@ -35,9 +35,9 @@
 // =============================================================================
 // A roofline bounds a kernel of arithmetic intensity AI (FLOP per byte) by min(FP32 peak, AI x
 // bandwidth). Counted as the loads a kernel issues if no cache served any, naive's AI is 0.25 and
-// tiled's 4 (each value staged in shared memory is used 16 times); counted as the compulsory traffic
-// (A and B read once, C written once), either kernel's is n / 6. Tiling moves loads, it does not
-// remove them: every multiply-add of the tiled kernel still loads two operands, from shared memory.
+// a 16 x 16 tiled kernel's 4 (each value staged in shared memory used 16 times); counted as the
+// compulsory traffic (A and B read once, C written once), either kernel's is n / 6. Tiling moves
+// loads, it does not remove them: each multiply-add of a tiled kernel still loads two, from shared memory.
 constexpr int kTile = 16;  // both kernels: 16 x 16 threads per block, one output each
 constexpr long long kLadder[] = {128, 200, 256, 511, 512, 1000, 1024, 2048};
 constexpr long long kDefaultMaxN = 2048, kMaxN = 4096;  // 3 device buffers of 64 MiB at most
@@ -59,9 +59,9 @@ __global__ void gemmNaiveKernel(const float* __restrict__ A, const float* __rest
   for (long long k = 0; k < K; ++k) acc = fmaf(A[row * K + k], B[k * N + col], acc);
   C[row * N + col] = acc;
 }
-// One change from naive: each K step of 16 stages a 16 x 16 tile of A and one of B in shared memory,
-// each value used 16 times. memory: per K step every thread loads one element of each tile, zero
-// past the edges; two float tiles, 2 KiB, which main checks the compiled kernel holds.
+// The design, one change from naive: each K step of 16 stages a 16 x 16 tile of A and one of B in
+// shared memory, each value used 16 times. memory: per K step every thread loads one element of each
+// tile, zero past the edges; two float tiles, 2 KiB, which main checks the compiled kernel holds.
 // solution: tiled-kernel
 __global__ void gemmTiledKernel(const float* __restrict__ A, const float* __restrict__ B,
                                 float* __restrict__ C, long long M, long long N, long long K) {

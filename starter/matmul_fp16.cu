@@ -96,11 +96,11 @@ __global__ void matmulTiledF32(const float* A, const float* B, float* C, int M,
 }
 
 // Changes one thing from matmulTiledF32: the inputs are stored as half. Each
-// element is widened to float at use and summed in a float accumulator. A
+// element is widened to float and summed in a float accumulator. A
 // half x half product is exact in float (11 + 11 significand bits <= 24), so
 // the only new error is the rounding of the stored inputs.
-// memory: the same tiles at half the bytes: a half-warp reads a 32-byte row
-// segment of B instead of 64, and the two tiles take 1 KiB of shared memory.
+// memory (the lesson's kernel): the same tiles at half the bytes: a half-warp reads a
+// 32-byte row segment of B instead of 64, and the two tiles take 1 KiB of shared memory.
 // The widening costs instructions: in the lesson's PTX, 32 half-to-float
 // conversions for 16 FMAs (check ptx-facts holds the counts).
 __global__ void matmulF16StoreF32Acc(const __half* A, const __half* B, float* C,

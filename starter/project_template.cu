@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Final project - project_template: a tiled FP32 GEMM scaffold you can trust.
 //
-// C = A * B (FP32, row-major) with a kernel that stages panels of A and B in
+// C = A * B (FP32, row-major) with a kernel meant to stage panels of A and B in
 // shared memory, so each value loaded from global memory is used many times.
 // Tile width and block size come from the command line. The result is checked
 // against a double-precision reference (output poisoned first, NaN fails)
@@ -85,8 +85,8 @@ static_assert(kDefaultBlockThreads % kDefaultTile == 0,
 // launch assumption: blockDim = (T, R) with T = -tile <= kMaxTile, R = -bs / T
 //   and R*T <= kMaxBlockThreads; gridDim = (ceil(N / T), ceil(M / R)). T and R
 //   are read from blockDim, so the kernel and the launch cannot disagree.
-// memory: the panels are static arrays sized for the largest legal block and
-//   tile (20 KiB); a launch uses the first R*T and T*T floats. main reads their
+// memory (the design): panels in static arrays sized for the largest legal block
+//   and tile (20 KiB); a launch uses the first R*T and T*T floats. main reads their
 //   size back from the compiled kernel (the tiling gate). C is written once.
 // T and R are run-time values so that one binary serves every -tile and -bs.
 // The price: an inner loop the compiler cannot fully unroll, index arithmetic
@@ -94,8 +94,8 @@ static_assert(kDefaultBlockThreads % kDefaultTile == 0,
 // resident blocks where shared memory is small.
 // Tiling changes where the operands come from, not the arithmetic: each
 // thread adds its K products in ascending k, one fmaf each, as the untiled
-// loop does (the same result to the bit), and every multiply-add still loads
-// two operands, now from shared memory (its roof: placeOnSmemRoof).
+// loop does (the same result to the bit), and each of a tiled kernel's multiply-
+// adds still loads two operands, from shared memory (its roof: placeOnSmemRoof).
 // exercise: tiled-kernel
 // Yours to write: the body of gemmTiledKernel. Goal: per K step the block
 // stages its R x T panel of A and the T x T panel of B in shared memory once,

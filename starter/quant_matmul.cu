@@ -25,8 +25,8 @@
 //
 // Lineage: Day 16's tile, Day 66's slack factor of 4, Day 71's FP32 kernel and gate, and Day 62's
 // habit of reporting a row that is meant to look bad instead of gating it. The build targets the T4
-// that Compiler Explorer runs; a newer card compiles the embedded compute_75 PTX and prints the
-// same digits (integer sums and round-to-nearest float operations only).
+// that Compiler Explorer runs; a newer card compiles the embedded compute_75 PTX (on the H200 that
+// prints the same digits: integer sums and round-to-nearest float operations only).
 
 // cuda_fp4.h (CUDA 13.0) leaves a parameter unused in two of its host
 // functions; the warning is silenced for that header alone, so that builds

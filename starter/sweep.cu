@@ -54,7 +54,7 @@ constexpr long long panelBytes(int by, int tk, int co) {
 // per warp), so shared memory broadcasts them. aRows points at this thread's first A row
 // of the panel (row ty; rows are TK floats), and its other outputs' rows lie BY rows apart
 // each; bCol points at this thread's column of the B panel (rows of 32 floats).
-// Each output is summed in ascending k with fmaf, so every point computes the same bits.
+// Summing each output in ascending k with fmaf makes every point compute the same bits.
 // exercise: coarsened-inner-loop
 // Yours to write: the body of multiplyPanels, so that each thread produces all CO of its
 // outputs (rows ty, ty + BY, ... of its column), each summed in ascending k with fmaf;
@@ -72,7 +72,7 @@ __device__ __forceinline__ void multiplyPanels(const float* aRows, const float* 
 // end exercise
 
 // C (M x N) = A (M x K) * B (K x N). Block (bx, by) owns the tile of rows by*ROWS ..
-// by*ROWS+ROWS-1 (ROWS = BY*CO) and columns bx*32 .. bx*32+31; thread (tx, ty) computes
+// by*ROWS+ROWS-1 (ROWS = BY*CO) and columns bx*32 .. bx*32+31; thread (tx, ty) owns
 // the CO outputs in column bx*32+tx at rows ty, ty+BY, ..., ty+(CO-1)*BY of the tile.
 // launch assumption: blockDim = (32, BY); gridDim = (ceil(N / 32), ceil(M / ROWS));
 //   panelBytes(BY, TK, CO) bytes of dynamic shared memory (main launches exactly that).
