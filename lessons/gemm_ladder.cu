@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Final project - gemm_ladder: from 16x16 tiles toward cuBLAS FP32, one idea a step.
 //
-// One FP32 GEMM, C = A * B (row-major, any sizes), runs through fourteen steps, each but step 8
-// changing one thing from the step before: each step's comment says what, and so does its printed
-// "changes:" line. Every step is checked before it is timed (output poisoned with NaN, every
+// One FP32 GEMM, C = A * B (row-major, any sizes), runs through fourteen steps, each of the lesson's
+// but step 8 changing one thing from the step before: each step's comment says what, and so does its
+// printed "changes:" line. Every step is checked before it is timed (output poisoned with NaN, every
 // element against a double reference, the tolerance scaled with K and printed with the worst
 // error), then timed, and placed against the FP32 peak this program measures. A separate program
 // (anchors/cublas_sgemm.cu) times cuBLAS on the same inputs.
@@ -195,7 +195,8 @@ struct PanelRegs {
   float4 a[kBM * kBK / 4 / kThreads], b[kBK * kBN / 4 / kThreads];
 };
 
-// Global -> registers: whole float4s, consecutive threads on consecutive addresses.
+// Global -> registers: whole float4s, consecutive threads on consecutive addresses within a panel
+// row (A: 4 threads a row, B: 32).
 __device__ __forceinline__ void fetchPanels(const float* A, const float* B, int M, int N, int K,
                                             int rowBase, int colBase, int k0, PanelRegs& p) {
 #pragma unroll
@@ -223,7 +224,7 @@ __device__ __forceinline__ void stashPanelsAsLoaded(const PanelRegs& p, float* A
 }
 
 // Registers -> shared, steps 8-14: A transposed (As[k][m], rows kBMPad long), so the 8 A values a
-// thread needs at one k are contiguous: two 16-byte reads.
+// thread needs at one k are two 16-byte reads (contiguous in step 8, two runs of 4 from step 9).
 __device__ __forceinline__ void stashA(const PanelRegs& p, float* As) {
 #pragma unroll
   for (int i = 0; i < kBM * kBK / 4 / kThreads; ++i) {
@@ -274,12 +275,12 @@ __device__ __forceinline__ void storeMicroTile(float* C, int M, int N, int row0,
   }
 }
 
-// Steps 6-7 - float4 accesses. Step 6: step 5's tiles, micro-tiles, shared layout and fragment
-// reads, but every global load and store moves 16 bytes (float4) where the row length allows
+// Steps 6-7 - float4 accesses. Step 6: the lesson's step 5's tiles, micro-tiles, shared layout and
+// fragment reads, but every global load and store moves 16 bytes (float4) where the row length allows
 // (load4, store4; the program prints where), so each float4 also goes into shared memory whole.
 // Step 7 (Float4B) reads the B fragment as two float4s in the source. What the compiler makes of
 // the shared-memory reads is not printed (cuobjdump -sass shows it).
-// launch assumption: as step 5. memory: as step 5.
+// launch assumption: as step 5. memory: as the lesson's step 5.
 template <bool Float4B>
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemmVectorized(const float* A, const float* B, float* C, int M, int N, int K) {
@@ -310,7 +311,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
 // Step 8 - the A panel stored transposed: step 7 with the A panel k-major (As[k][m], 128 + 4 floats
 // a row), so a thread's 8 A values at one k sit side by side: two 16-byte reads, like its B values.
-// launch assumption: as step 5. memory: as step 5, A panel 16 x 132 floats.
+// launch assumption: as step 5. memory: as the lesson's step 5, A panel 16 x 132 floats.
 __global__ void __launch_bounds__(kThreads, kMinBlocks)
     gemmTransposedA(const float* A, const float* B, float* C, int M, int N, int K) {
   __shared__ __align__(16) float As[kBK * kBMPad];
@@ -797,7 +798,7 @@ std::vector<T> hostVector(long long count, const char* what);
 struct Step {
   const char* csv_name;  // the kernel column of --csv
   const char* title;     // the idea
-  const char* changes;   // the one change from the step before
+  const char* changes;   // the change from the step before
   const char* why;       // a fixed sentence: the reason, not a measurement
   const void* kernel;    // for cudaFuncGetAttributes
   int threads;
@@ -860,8 +861,7 @@ const Step kLadder[kSteps] = {
     {"tile_128", "128 x 128 block tile",
      "the block tile: 128 x 128 (step 4: 64 x 64) of the same kernel, so 256 threads a block "
      "(64) and, by its launch bound of two blocks an SM, at most 128 registers a thread (255)",
-     "each value fetched from global memory serves 128 FMAs instead of 64, and a block's 8 "
-     "warps can hide each other's waits",
+     "each value fetched from global memory serves 128 FMAs instead of 64",
      LADDER_KERNEL((gemm2DRegisterBlocked<kBM, kBN>), kThreads, 1), kBM, kBN},
     {"global_16b", "16-byte global loads and stores",
      "16-byte global loads and stores where the sizes allow (step 5: 4-byte), each float4 stored "
@@ -987,8 +987,8 @@ std::string whyText(int s, const cudaFuncAttributes& fa, const cudaFuncAttribute
   const bool exercise = s == kExerciseStep || s == kExerciseStep + 1;
   const std::string lacks = exercise ? registerBlockingProblem(fa, s) : "";
   if (s == kVectorStep && !registerBlockingProblem(prev, s - 1).empty())
-    return std::string("over the lesson's step 5, ") + kLadder[s].why + "; this run's step 5 "
-           "holds no panels in shared memory, so its ratio over it also holds what the panels gain";
+    return std::string("over the lesson's step 5, ") + kLadder[s].why + "; this run's step 5 is "
+           "not register-blocked, so its ratio over it also holds what the lesson's step 5 gains";
   return lacks.empty() ? kLadder[s].why : "not yet register-blocked: " + lacks;
 }
 

@@ -276,7 +276,7 @@ TEST(GemmLadderStory, AnUntiledKernelIsToldWhatItLacksNotTheLessonsReason) {
   EXPECT_EQ(changes.find("as step 5"), std::string::npos) << changes;
   const std::string why = whyText(kVectorStep, blocked, untiled);
   EXPECT_EQ(why.rfind("over the lesson's step 5, ", 0), 0u) << why;
-  EXPECT_NE(why.find("also holds what the panels gain"), std::string::npos) << why;
+  EXPECT_NE(why.find("also holds what the lesson's step 5 gains"), std::string::npos) << why;
   EXPECT_EQ(changesText(kVectorStep, blocked, blocked), kLadder[kVectorStep].changes);
   EXPECT_EQ(whyText(kVectorStep, blocked, blocked), kLadder[kVectorStep].why);
   EXPECT_EQ(whyText(kVectorStep, blocked, fewRegs).rfind("over the lesson's step 5", 0), 0u)
