@@ -498,8 +498,33 @@ class TestAnchors(Scratch):
         entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
         self.assertEqual(calls[:4], ["gemm_ladder", "cublas_sgemm", "gemm_ladder", "cublas_sgemm"])
         self.assertEqual([(e["kernel"], e["n"], e["ratio"]) for e in entries], [("tiled16", 4096, 0.2), ("register2d", 4096, 0.8)])
+        self.assertEqual([(e["rounds"], e["ratio_min"], e["ratio_max"]) for e in entries],
+                         [(anchors.ROUNDS, 0.2, 0.2), (anchors.ROUNDS, 0.8, 0.8)])
         csv = (self.root / "expected/h200/data/anchors.csv").read_text()
-        self.assertTrue(csv.startswith("lesson,kernel,n,gflops,cublas_gflops,ratio\n"))
+        self.assertTrue(csv.startswith("lesson,kernel,n,gflops,cublas_gflops,ratio,rounds,ratio_min,ratio_max\n"))
+        self.assertIn("gemm_ladder,register2d,4096,40000.0,50000.0,0.8,3,0.8,0.8\n", csv)
+
+    def test_each_rounds_ratio_is_set_against_the_cublas_run_right_after_it(self):
+        """Five rounds where the clocks drift: the spread comes from each round's own pair, and a run
+        given more rounds than ROUNDS runs them all."""
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "gemm_ladder", "day": "final", "teaches": "t",
+             "anchor_runs": [{"args": ["--csv", "-n", "4096"], "pick": "all", "rounds": 5}]}]}))
+        lesson_rates = iter([10000, 11000, 12000, 9000, 10000])
+        cublas_rates = iter([50000, 50000, 40000, 50000, 50000])
+
+        def runner(binary, args):
+            if Path(binary).name == "cublas_sgemm":
+                return {"exit_code": 0, "stdout": f"kernel,n,median_ms,gflops\ncublas_sgemm,{args[1]},1.0,{next(cublas_rates)}\n"}
+            return {"exit_code": 0, "stdout": self.LADDER.format(a=next(lesson_rates), b=40000)}
+        folder = self.fake("gemm_ladder", "true", "bin")
+        self.fake("cublas_sgemm", "true", "bin")
+        entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
+        tiled = next(e for e in entries if e["kernel"] == "tiled16")
+        self.assertEqual((tiled["rounds"], tiled["ratio"], tiled["ratio_min"], tiled["ratio_max"]),
+                         (5, 0.2, 0.18, 0.3), "medians 10000 / 50000; rounds 9000 / 50000 .. 12000 / 40000")
+        table = anchors.anchor_table(entries)
+        self.assertIn("| 5: 0.18 .. 0.3 |", table)
 
     def test_the_anchor_times_as_many_launches_as_the_lesson_run(self):
         (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
@@ -556,10 +581,46 @@ class TestAnchors(Scratch):
         (self.root / "anchors").mkdir()
         (self.root / "anchors/cublas_sgemm.cu").write_text("")
         (self.root / "lessons/gemm_ladder.cu").write_text("")
-        rec = {"anchors": [{"lesson": "gemm_ladder", "kernel": "top", "n": 4096, "ratio": 0.5}]}
-        self.assertIn("reaches 0.5 of cuBLAS", anchors.anchor_problems(self.root, rec, "r")[0])
-        rec["anchors"][0]["ratio"] = 0.8
+        top = {"lesson": "gemm_ladder", "kernel": "top", "n": 4096, "ratio": 0.5, "rounds": 5,
+               "ratio_min": 0.49, "ratio_max": 0.52}
+        rec = {"anchors": [top]}
+        self.assertIn("reaches 0.5 of cuBLAS, its best of 5 rounds 0.52 (need 0.75)",
+                      anchors.anchor_problems(self.root, rec, "r")[0])
+        top.update(ratio=0.8, ratio_max=0.81)
         self.assertEqual(anchors.anchor_problems(self.root, rec, "r"), [])
+        top.update(ratio=0.74, ratio_max=0.76)
+        self.assertEqual(anchors.anchor_problems(self.root, rec, "r"), [], "within its spread: met")
+        self.assertEqual(anchors.goal_met(top, 0.75), "met within its spread")
+        top.update(ratio=0.74, ratio_max=0.749)
+        self.assertIn("reaches 0.74 of cuBLAS", anchors.anchor_problems(self.root, rec, "r")[0])
+
+    def test_a_goal_needs_five_rounds_and_their_spread(self):
+        (self.root / "anchors").mkdir()
+        (self.root / "anchors/cublas_sgemm.cu").write_text("")
+        (self.root / "lessons/gemm_ladder.cu").write_text("")
+        top = {"lesson": "gemm_ladder", "kernel": "top", "n": 4096, "ratio": 0.9}
+        rec = {"anchors": [top]}
+        self.assertIn("recorded over unknown rounds; its goal needs at least 5",
+                      anchors.anchor_problems(self.root, rec, "r")[0], "no spread: not met, however high")
+        top.update(rounds=3, ratio_min=0.89, ratio_max=0.91)
+        self.assertIn("recorded over 3 rounds", anchors.anchor_problems(self.root, rec, "r")[0])
+        top.update(rounds=5)
+        self.assertEqual(anchors.anchor_problems(self.root, rec, "r"), [])
+
+    def test_every_goal_of_a_list_is_checked(self):
+        (self.root / "anchors").mkdir()
+        (self.root / "anchors/cublas_sgemm.cu").write_text("")
+        (self.root / "lessons/gemm_ladder.cu").write_text("")
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "gemm_ladder", "day": "final", "teaches": "t",
+             "anchor_goal": [{"n": 1024, "min_ratio": 0.95}, {"n": 2048, "min_ratio": 0.93}, {"n": 8192}]}]}))
+        spread = {"rounds": 5, "ratio_min": 0.9}
+        rec = {"anchors": [dict(spread, lesson="gemm_ladder", kernel="top", n=1024, ratio=0.96, ratio_max=0.97),
+                           dict(spread, lesson="gemm_ladder", kernel="top", n=2048, ratio=0.92, ratio_max=0.925)]}
+        problems = anchors.anchor_problems(self.root, rec, "r")
+        self.assertEqual(len(problems), 2, problems)
+        self.assertIn("at n = 2048 reaches 0.92 of cuBLAS", problems[0])
+        self.assertIn("anchor_goal {'n': 8192} is not {n, min_ratio}", problems[1])
 
 
 if __name__ == "__main__":
