@@ -127,10 +127,10 @@ __global__ void __launch_bounds__(BM * BN / kTM2)
   }
 }
 
-// Steps 4-5 - 2-D register blocking: each thread computes an 8 x 8 micro-tile. Per k it reads 8 A
-// and 8 B values from shared memory into registers (its fragments) and does 64 FMAs with them: 4
-// FMAs per shared-memory read (step 3: 8 per 9). Step 4 keeps step 3's 64 x 64 block tile, which 64
-// threads of 8 x 8 outputs cover; step 5 runs the same kernel on 128 x 128, 256 threads.
+// Steps 4-5 (the lesson's kernel) - 2-D register blocking: each thread computes an 8 x 8 micro-tile.
+// Per k it reads 8 A and 8 B values from shared memory into registers (its fragments) and does 64
+// FMAs with them: 4 per shared-memory read (step 3: 8 per 9). Step 4 keeps step 3's 64 x 64 block
+// tile, which 64 threads of 8 x 8 outputs cover; step 5 runs the same kernel on 128 x 128, 256 threads.
 // launch assumption: BM * BN / 64 threads; grid (ceil(N / BN), ceil(M / BM)); thread t owns rows
 //   (t / (BN / 8)) * 8 .. +7 and columns (t % (BN / 8)) * 8 .. +7 of the block tile.
 // memory: per 16-wide k step a block loads a BM x 16 panel of A (as in A) and a 16 x BN panel of B.
