@@ -56,7 +56,7 @@ static_assert(2 * kTile * kTile * sizeof(float) <= 48 * 1024,
 // =============================================================================
 // The three kernels
 // =============================================================================
-// All three share Day 16's tiling. For each of the ceil(K/16) k-tiles, every
+// All three (the lesson's) share Day 16's tiling. For each of the ceil(K/16) k-tiles, every
 // thread stages A[row][t*16 + tx] and B[t*16 + ty][col] into 16x16 shared
 // tiles (zero when outside the matrix), a barrier, 16 accumulation steps in
 // ascending p, a barrier. Guards wrap only loads and stores, so every thread
@@ -95,8 +95,8 @@ __global__ void matmulTiledF32(const float* A, const float* B, float* C, int M,
   if (row < M && col < N) C[row * N + col] = acc;
 }
 
-// Changes one thing from matmulTiledF32: the inputs are stored as half. Each
-// element is widened to float and summed in a float accumulator. A
+// Changes one thing from matmulTiledF32: the inputs are stored as half. In the
+// lesson's kernel each element is widened to float and summed in a float accumulator. A
 // half x half product is exact in float (11 + 11 significand bits <= 24), so
 // the only new error is the rounding of the stored inputs.
 // memory (the lesson's kernel): the same tiles at half the bytes: a half-warp reads a
@@ -129,7 +129,7 @@ __global__ void matmulF16StoreF32Acc(const __half* A, const __half* B, float* C,
   // end snippet
 }
 
-// Changes one thing from matmulF16StoreF32Acc: the accumulator is a half,
+// Changes one thing from matmulF16StoreF32Acc: the lesson's accumulator is a half,
 // updated by a fused half multiply-add that rounds the running sum to 11
 // significant bits at every one of the K steps; it becomes a float only when
 // written out. A measured counterexample, not a pattern to copy: no snippet

@@ -292,8 +292,8 @@ std::string usageText() {
       buf, sizeof buf,
       "usage: project_template [-m M] [-n N] [-k K] [-tile T] [-bs THREADS] [-iters I]\n"
       "                        [-rtol R] [-atol A] [-h | --help]\n"
-      "Computes C (M x N) = A (M x K) * B (K x N) in FP32 (row-major) with a tiled\n"
-      "kernel, checks it against a double reference, times it and places it on a roofline.\n"
+      "Computes C (M x N) = A (M x K) * B (K x N) in FP32 (row-major) with a kernel meant\n"
+      "to tile it, checks it against a double reference, times it and places it on a roofline.\n"
       "  -m M, -n N, -k K  sizes, integers in [0, %lld] (default %lld each)\n"
       "  -tile T           output columns per block and K step, an integer in [1, %d]\n"
       "                    (default %d)\n"
@@ -427,7 +427,7 @@ void printCheck(const GemmCheck& r, const Options& o, const Tolerance& tol) {
 // its panels, and the compiled kernel says how much shared memory it declares
 // (the compiler drops an array no code uses). Fewer bytes than the two panels
 // of this launch: the kernel cannot be staging them. (Its blind spot: a
-// kernel that uses shared memory without sharing it between threads passes;
+// kernel that uses shared memory without sharing it between threads can pass;
 // nothing this program prints tells it from a tiled one, reading it does.)
 std::string tilingProblem(long long declaredBytes, const Geometry& g) {
   if (declaredBytes >= g.panel_bytes) return "";

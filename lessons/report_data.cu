@@ -390,8 +390,8 @@ double workFlop(long long maxn, int warmups, int iters) {
 std::string usageText() {
   char buf[1024];
   std::snprintf(buf, sizeof buf, "usage: report_data [-maxn N] [-iters I] [-warmups W] [-h | --help]\n"
-      "Roofline CSV on stdout: naive and 16 x 16 tiled FP32 GEMM, M = N = K = n for n in\n"
-      "128 200 256 511 512 1000 1024 2048 below N, and N.\n"
+      "Roofline CSV on stdout: naive and 16 x 16 tiled (the exercise) FP32 GEMM, M = N = K = n\n"
+      "for n in 128 200 256 511 512 1000 1024 2048 below N, and N.\n"
       "  -maxn N     the largest n, an integer in [%lld, %lld] (default %lld)\n"
       "  -iters I    timed launches per row, an integer in [1, %d] (default %d)\n"
       "  -warmups W  untimed launches before them, an integer in [0, %d] (default %d); the\n"

@@ -48,7 +48,7 @@ constexpr long long panelBytes(int by, int tk, int co) {
   return (1LL * by * co * tk + 1LL * tk * kTileCols) * static_cast<long long>(sizeof(float));
 }
 
-// The inner loop: for each kk of the panel, one B
+// The lesson's inner loop: for each kk of the panel, one B
 // value (this thread's column) is read from shared memory once and used for CO
 // multiply-adds, one per output row; the A values are the same for the whole warp (one ty
 // per warp), so shared memory broadcasts them. aRows points at this thread's first A row
@@ -73,9 +73,9 @@ __device__ __forceinline__ void multiplyPanels(const float* aRows, const float* 
 // the CO outputs in column bx*32+tx at rows ty, ty+BY, ..., ty+(CO-1)*BY of the tile.
 // launch assumption: blockDim = (32, BY); gridDim = (ceil(N / 32), ceil(M / ROWS));
 //   panelBytes(BY, TK, CO) bytes of dynamic shared memory (main launches exactly that).
-// memory: per K step a block loads a ROWS x TK panel of A and a TK x 32 panel of B
-//   (zero past the edges, so no thread reads outside A or B) and reuses them from
-//   shared memory: each A value 32 times, each B value ROWS times. C is written once.
+// memory (with the lesson's inner loop): per K step a block loads a ROWS x TK panel of A and
+//   a TK x 32 panel of B (zero past the edges, so no thread reads outside A or B) and reuses
+//   them from shared memory: each A value 32 times, each B value ROWS times. C is written once.
 template <int BY, int TK, int CO>
 __global__ void __launch_bounds__(kTileCols * BY)
     sweepGemmKernel(const float* __restrict__ A, const float* __restrict__ B,

@@ -118,7 +118,7 @@ __host__ __device__ inline float mulRn(float a, float b) {
 // summed qa * qb over k. A symmetric code is q = x/s, so that sum times both
 // scales stands for the dot product; an asymmetric A's code is q = x/s + z (z,
 // the zero point), so the sum also holds a share that no product made, and the
-// epilogue takes it out, exactly, in int32. colSum, the sum over k of the
+// lesson's epilogue takes it out, exactly. colSum, the sum over k of the
 // column's codes of B, depends on the weights alone: the host sums it once.
 // For a symmetric A, zeroPoint and colSum are 0. Then the contract, which the
 // exactness gate checks bit for bit with its own rescale (rescaleReference):
@@ -170,7 +170,7 @@ struct Int8Scales {
 // counts; the page says why that need not beat fp32 here.)
 // memory: per k-tile a block reads a 16x16 tile of A and one of B at 256 bytes
 // each, a quarter of FP32's; but a warp's B load is two 16-byte row segments,
-// each half of a 32-byte sector, so the bytes moved from L2 only halve. Shared
+// each half of a 32-byte sector, so by sector count the bytes requested from L2 only halve. Shared
 // memory 512 B.
 template <bool kPerColumnB, bool kAsymmetricA>
 __global__ void matmulInt8Tiled(const std::int8_t* A, const std::int8_t* B, float* C,
@@ -608,7 +608,7 @@ inline void columnCodeSums(const std::int8_t* codes, int K, int N, std::int32_t*
     for (int c = 0; c < N; ++c) colSums[c] += codes[static_cast<long long>(p) * N + c];
 }
 
-// 2:4 pruning along k, the one pattern sparse tensor cores (sm_80 on) run: of every
+// 2:4 pruning along k, the pattern sparse tensor cores (sm_80 on) run for 8- and 16-bit types: of every
 // 4 consecutive weights along k, at most 2 are nonzero. Here, in each column, every
 // group of 4 keeps its 2 largest magnitudes of B and the codes of the other 2
 // become 0. Ties go to the earlier index: an equal magnitude outranks only the

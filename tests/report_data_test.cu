@@ -301,7 +301,7 @@ TEST(ReportDataCsv, EveryRowHasTheHeadersCellsAndItsTolerances) {
                            "speedup"})
     EXPECT_EQ(at(r, name), "") << name;
   EXPECT_EQ(at(r, "rtol"), "1.000e-05") << "an untimed row still prints its tolerances";
-  Scan none;  // no check made (the starter's rows above 1024, check none): no error, no tolerance
+  Scan none;  // no check made (the starter's rows above 1024, check unwritten): no error, no tolerance
   none.rtol = 1e-5;
   r = row(Kernel::kNaive, 2048, none, nullptr, 0.0);
   ASSERT_EQ(r.size(), header.size());
