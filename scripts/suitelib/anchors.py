@@ -65,7 +65,7 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
     kernel, n, iters): [the round's gflops / the cuBLAS rate measured right after it...]} over the
     interleaved rounds (iters: the run's -iters words, so a lesson figure is only ever set against
     cuBLAS timed with as many launches)."""
-    lesson_g, cublas_g, round_ratios = {}, {}, {}
+    lesson_g, cublas_g, round_ratios, best_runs = {}, {}, {}, set()
     runs = lesson_runs(root)
     for round_no in range(max([ROUNDS] + [r for _, _, _, r in runs])):
         for lesson, args, pick, rounds in runs:
@@ -78,7 +78,12 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
             if result["exit_code"] != 0:
                 progress(f"anchors: {lesson} {' '.join(args)} exited {result['exit_code']}; skipped")
                 continue
-            rows, iters = gemm_rows(lesson, result["stdout"], pick), tuple(same_iters(args))
+            # "best" is chosen once, over the rounds' medians (best_of_rounds): a round's own best
+            # can be another kernel where two run within noise of each other.
+            rows = gemm_rows(lesson, result["stdout"], "all" if pick == "best" else pick)
+            iters = tuple(same_iters(args))
+            if pick == "best":
+                best_runs.add((lesson, iters))
             for kernel, n, g in rows:
                 lesson_g.setdefault((lesson, kernel, n, iters), []).append(g)
             for n in dict.fromkeys(n for _, n, _ in rows):
@@ -89,7 +94,20 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
                     cublas_g.setdefault((n, iters), []).append(got)
                     for kernel, _, g in (r for r in rows if r[1] == n):
                         round_ratios.setdefault((lesson, kernel, n, iters), []).append(g / got)
-    return lesson_g, cublas_g, round_ratios
+    return best_of_rounds(lesson_g, best_runs), cublas_g, round_ratios
+
+
+def best_of_rounds(lesson_g, best_runs):
+    """lesson_g with only the kernel of the highest median rate kept for each (lesson, n, iters) of a
+    run that picks its best row."""
+    best = {}
+    for (lesson, kernel, n, iters), values in lesson_g.items():
+        if (lesson, iters) in best_runs:
+            group = (lesson, n, iters)
+            if group not in best or statistics.median(values) > statistics.median(lesson_g[best[group]]):
+                best[group] = (lesson, kernel, n, iters)
+    keep = set(best.values())
+    return {k: v for k, v in lesson_g.items() if (k[0], k[3]) not in best_runs or k in keep}
 
 
 def anchor_entries(lesson_g, cublas_g, round_ratios=None):

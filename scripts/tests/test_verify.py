@@ -573,6 +573,25 @@ class TestAnchors(Scratch):
     def test_no_anchor_binary_records_nothing(self):
         self.assertEqual(anchors.measure_anchors(self.root, self.root, "h200", lambda s: None), [])
 
+    def test_best_is_chosen_once_over_the_rounds(self):
+        """Two sweep points within noise of each other: each round's own best differs, but the record
+        holds one entry, the point with the best median rate, measured in every round."""
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "sweep", "day": "final", "teaches": "t", "anchor_runs": [{"args": ["-csv"], "pick": "best"}]}]}))
+        rates = iter([(10, 9), (8, 11), (10, 9)])  # (point a, point b) a round: a wins twice, b's median 9
+
+        def runner(binary, args):
+            if Path(binary).name == "cublas_sgemm":
+                return {"exit_code": 0, "stdout": "kernel,n,median_ms,gflops\ncublas_sgemm,1024,1.0,20\n"}
+            a, b = next(rates)
+            return {"exit_code": 0, "stdout": "device,m,n,k,threads,tk,co,status,gflops\n"
+                                              f"X,1024,1024,1024,128,8,1,PASS,{a}\nX,1024,1024,1024,256,8,1,PASS,{b}\n"}
+        folder = self.fake("sweep", "true", "bin")
+        self.fake("cublas_sgemm", "true", "bin")
+        entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
+        self.assertEqual([(e["kernel"], e["gflops"], e["rounds"], e["ratio_min"], e["ratio_max"]) for e in entries],
+                         [("point 128/8/1", 10.0, 3, 0.4, 0.5)])
+
     def test_best_rows(self):
         sweep = "device,m,n,k,threads,tk,co,status,gflops\nX,1024,1024,1024,128,8,1,PASS,5\nX,1024,1024,1024,256,8,1,PASS,9\n"
         self.assertEqual(anchors.gemm_rows("sweep", sweep, "best"), [("point 256/8/1", 1024, 9.0)])
