@@ -38,17 +38,23 @@ class Skipped(SuiteError):
     code = EXIT_SKIP
 
 
-def read_text(path, what="file"):
-    """UTF-8 text of a file, or a one-line SuiteError (missing, a folder, not UTF-8, unreadable)."""
+def read_bytes(path, what="file"):
+    """The bytes of a file, or a one-line UsageError (missing, a folder, unreadable)."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except IsADirectoryError:
         raise UsageError(f"{path}: is a directory, not {a_or_an(what)}")
     except FileNotFoundError:
         raise UsageError(f"{path}: no such {what}")
     except OSError as exc:
         raise UsageError(f"{path}: cannot read it ({exc.strerror})")
+
+
+def read_text(path, what="file"):
+    """UTF-8 text of a file, or a one-line SuiteError (missing, a folder, not UTF-8, unreadable)."""
+    path = Path(path)
+    data = read_bytes(path, what)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -38,14 +38,24 @@ class ArgsAction(argparse.Action):
         else:
             namespace.extra_args = (getattr(namespace, "extra_args", None) or []) + [values]
 
+# Every help page ends with the exit codes (one table for the whole tool; exercise's in its own words).
+EXIT_CODES = ("exit codes: 0 success; 1 a check or run failed (a finding); 2 bad usage, or input that cannot be "
+              "used; 77 no GPU (skipped).")
+EXERCISE_EXIT_CODES = ("exit codes: 0 passed (start: copied); 1 not there yet: a run differs from the lesson, a gate "
+                       "failed, a pane is a compile error, exercises/NAME.cu still holds a starter's stand-in (start: "
+                       "the file exists); 2 bad usage or nothing to judge: an unknown exercise, --args of no recorded "
+                       "run, a pane without its 'Program returned: N' line, an exercise file that is not the lesson's "
+                       "exercise; 77 no GPU (check without --pane).")
+
+
 def summary(func):
     """A subcommand's help: the first paragraph of its docstring, whole (never cut at a line end)."""
     return " ".join((func.__doc__ or "").strip().split("\n\n")[0].split())
 
 
-def _add(sub, name, func):
+def _add(sub, name, func, epilog=EXIT_CODES):
     doc = summary(func)
-    p = sub.add_parser(name, help=doc, description=doc)
+    p = sub.add_parser(name, help=doc, description=doc, epilog=epilog)
     p.set_defaults(func=func)
     return p
 
@@ -107,7 +117,7 @@ def _other_parsers(sub):
     p.add_argument("--args", default=None, help="the program's arguments, put in the executor's "
                    "Execution arguments field (default: none)")
     _add(sub, "sync", cmd_sync)
-    p = _add(sub, "exercise", cmd_exercise)
+    p = _add(sub, "exercise", cmd_exercise, EXERCISE_EXIT_CODES)
     p.add_argument("action", choices=["start", "check"])
     p.add_argument("name", help="lesson name, e.g. testing")
     p.add_argument("--force", action="store_true", help="start: replace an existing exercise file")
@@ -124,7 +134,8 @@ def _other_parsers(sub):
 
 
 def build_parser(default_root):
-    parser = argparse.ArgumentParser(prog="suite.py", description="the CUDA lesson suite's one tool")
+    parser = argparse.ArgumentParser(prog="suite.py", description="the CUDA lesson suite's one tool",
+                                     epilog=EXIT_CODES)
     parser.add_argument("--root", type=Path, default=default_root, help="repository root (default: this checkout)")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _run_parsers(sub)
@@ -162,6 +173,18 @@ def join_args_values(argv, options):
     return out
 
 
+def refuse_lost_args(args):
+    """`--args '--'` (or --args=--): argparse takes a lone '--' for its end-of-options mark and hands the
+    command an empty list, not the text; refused in one line (UsageError) instead of a traceback in
+    shlex or arguments silently dropped (ce-link). No Run: line of the course passes a lone '--'."""
+    given = ([getattr(args, "args", None)] + list(getattr(args, "extra_args", None) or [])
+             + [pane[1] for pane in getattr(args, "panes", None) or []])
+    if any(value is not None and not isinstance(value, str) for value in given):
+        raise UsageError("--args '--': a lone '--' is no program's arguments (this tool's option parser takes it "
+                         "for its end-of-options mark); give the run's arguments, e.g. --args '-m 1 -n 1 -k 1', "
+                         "or leave --args out")
+
+
 def silence_stdout():
     """The reader of stdout went away: point stdout at /dev/null so the exit flush cannot fail again."""
     try:
@@ -179,6 +202,7 @@ def main(argv=None, default_root=None):
     try:
         argv = join_args_values(list(sys.argv[1:] if argv is None else argv), known_options(parser))
         args = parser.parse_args(argv)
+        refuse_lost_args(args)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

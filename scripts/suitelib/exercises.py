@@ -21,7 +21,7 @@ from . import EXIT_FAIL, EXIT_OK, EXIT_SKIP, SuiteError, UsageError, read_text, 
 from . import builds, catalogue, panerecord, running, sanitize
 from .judge import (decided, exercise_lesson, exit_hint, expected_of, first_difference, judge_runs, lesson_runs,
                     report, run_label, speed_of, verdict, which_run, worded_of)
-from .model import Program, find_lesson_run, lesson
+from .model import Program, code_lines, find_lesson_run, lesson, parse_header, parse_regions
 from .pane import read_pane
 from .speed import speed_check
 
@@ -41,18 +41,19 @@ def protected_target(root, target):
     return None
 
 
-def refuse_links(root, name):
+def refuse_links(root, name, doing="write through it", then="start again"):
     """exercises/ and exercises/NAME.cu must not be symbolic links: everything the tool writes for a
-    student stays inside a real exercises/ folder of this checkout (UsageError otherwise)."""
+    student stays inside a real exercises/ folder of this checkout, and the pane route judges the
+    student's own file, the one its record is kept beside (UsageError otherwise, wherever a link points)."""
     folder, target = Path(root) / "exercises", Path(root) / "exercises" / (name + ".cu")
     if os.path.islink(folder):
         raise UsageError(f"exercises/ is a symbolic link (to {os.readlink(folder)}): the tool writes only inside a "
-                         f"real exercises/ folder of this checkout (make it a folder, then start again)")
+                         f"real exercises/ folder of this checkout (make it a folder, then {then})")
     if os.path.islink(target):
         inside = protected_target(root, target)
         where = f", inside {inside}/" if inside else ""
         raise UsageError(f"exercises/{name}.cu is a symbolic link to {os.readlink(target)}{where}: refusing to "
-                         f"write through it (remove the link, then start again)")
+                         f"{doing} (remove the link, then {then})")
 
 
 def start(root, name, force):
@@ -72,7 +73,7 @@ def start(root, name, force):
 
 
 def exercise_file(root, name):
-    """exercises/NAME.cu as a Program; UsageError when it does not exist."""
+    """exercises/NAME.cu as a Program; UsageError when it does not exist (a dangling link neither)."""
     path = Path(root) / "exercises" / (name + ".cu")
     if not path.is_file():
         raise UsageError(f"exercise: exercises/{name}.cu does not exist; start it with "
@@ -184,17 +185,80 @@ def judge_pane(root, name, path, run, result, folder):
     return cmp.ok, lines
 
 
+def exercise_text(root, name):
+    """The text of exercises/NAME.cu for the pane route: UsageError (exit 2, nothing judged) where it is a
+    symbolic link, missing, or not UTF-8 text (its source key, which the pane record keeps, needs its text)."""
+    refuse_links(root, name, doing="judge a pane by it: the pane route judges and records your own file",
+                 then=f"copy your work to exercises/{name}.cu and check again")
+    source = exercise_file(root, name)
+    try:
+        return read_text(source.path, "exercise file")
+    except UsageError:
+        raise
+    except SuiteError as exc:  # not UTF-8: a file that cannot be read is no input, not a finding
+        raise UsageError(f"{exc}: exercises/{name}.cu is not judged; save it as UTF-8")
+
+
+def exercise_regions(rel, text):
+    """({name: body} of a file's exercise regions, its marker errors)."""
+    regions, errors = parse_regions(rel, text)
+    return {r.name: r.body for r in regions if r.kind == "exercise"}, errors
+
+
+def refuse_foreign_exercise(root, name, text):
+    """UsageError (exit 2, nothing judged) where exercises/NAME.cu is not this lesson's exercise: its
+    leading comment block lacks the Build: line or a Run: line of ./NAME, or it lacks an exercise region
+    of the starter (by name; a broken marker is named). A pane cannot show which source made it: the
+    file must at least be the exercise its record is kept for (an empty file, `int main(){}` or another
+    lesson's are not)."""
+    header = parse_header(text)
+    if not header["Build"] or not any(cmd.split()[:1] == ["./" + name] for _, cmd in header["Run"]):
+        raise UsageError(f"exercises/{name}.cu is not the {name} exercise: its header lacks the lesson's "
+                         f"'// Build:' and '// Run:   ./{name}' lines (start it again with: scripts/suite.py "
+                         f"exercise start {name} --force, then write its exercise regions)")
+    starter = lesson(root, name, starter=True)
+    want = exercise_regions(starter.rel, starter.text)[0]
+    have, errors = exercise_regions(f"exercises/{name}.cu", text)
+    missing = [region for region in want if region not in have]
+    if missing:
+        broken = f" ({errors[0]})" if errors else ""
+        raise UsageError(f"exercises/{name}.cu is not the {name} exercise: it lacks the exercise region(s) "
+                         + ", ".join(f"'{region}'" for region in missing) + f" of {starter.rel}{broken}; keep "
+                         f"your code between the '// exercise: NAME' and '// end exercise' markers the starter has")
+
+
+def refuse_stand_ins(root, name, text):
+    """SuiteError (exit 1, nothing judged) naming the exercise regions of exercises/NAME.cu whose code is
+    still the starter's stand-in: comments and blanks aside, as the source key sees code, and line breaks
+    too (a stand-in spread over more lines is the same code). Every stand-in trips a gate of the lesson,
+    so such a file cannot pass on a GPU; a pane of the lesson's correct output pasted beside it must not
+    pass either."""
+    def code(body):
+        return " ".join(code_lines(body))
+    starter = lesson(root, name, starter=True)
+    stand_ins = exercise_regions(starter.rel, starter.text)[0]
+    written = exercise_regions(f"exercises/{name}.cu", text)[0]
+    left = [region for region, body in stand_ins.items() if code(written[region]) == code(body)]
+    if left:
+        raise SuiteError(f"exercises/{name}.cu still holds the starter's stand-in in region "
+                         + ", ".join(f"'{region}'" for region in left)
+                         + ": write the exercise first (no pane is judged against an unwritten exercise)")
+
+
 def check_panes(root, name, panes, gpu):
     """Judge Compiler Explorer executor panes [(path, args text)], one run each, together: every pane
-    is read (and refused in one line) before any is judged; passed runs are remembered for the
-    exercise file's source key; the verdict lists the runs still to pass, or says every run a pane
-    can judge has passed and names what only a GPU can judge."""
+    is read (and refused in one line) before any is judged; exercises/NAME.cu must be this lesson's
+    exercise with every region written; passed runs are remembered for the exercise file's source key;
+    the verdict lists the runs still to pass, or says every run a pane can judge has passed and names
+    what only a GPU can judge."""
     exercise_lesson(root, name)
     picked = pane_runs(root, name, panes)
-    source = exercise_file(root, name)
-    text, key = read_text(source.path, "exercise"), source.source_key()
+    text = exercise_text(root, name)
+    refuse_foreign_exercise(root, name, text)
+    key = exercise_file(root, name).source_key()
     folder = running.transcript_gpu(root, gpu, None)
     results = [(path, run, read_pane(path)) for path, run in picked]
+    refuse_stand_ins(root, name, text)
     passed, forgotten = panerecord.load_passes(root, name, key)
     lines, ok = ([f"note: {forgotten}"] if forgotten else []), True
     for path, run, result in results:

@@ -18,9 +18,11 @@ GATE_LINE = re.compile(r"^\s*GATE:")
 
 
 def exercise_lesson(root, name):
-    """The lesson of exercise NAME (one with a starter), with the same words for every exercise command."""
-    if not (Path(root) / "starter" / (name + ".cu")).is_file() or not (Path(root) / "lessons" / (name + ".cu")).is_file():
-        have = sorted(p.stem for p in (Path(root) / "starter").glob("*.cu") if (Path(root) / "lessons" / p.name).is_file())
+    """The lesson of exercise NAME (one with a starter), with the same words for every exercise command.
+    NAME is a name from that list, never a path: '../lessons/x' or '/tmp/x' would judge, and write
+    beside, a file outside exercises/."""
+    have = sorted(p.stem for p in (Path(root) / "starter").glob("*.cu") if (Path(root) / "lessons" / p.name).is_file())
+    if name not in have:
         raise UsageError(f"no exercise called {name!r}: an exercise is a lesson with a starter "
                          f"(have: {', '.join(have) or 'none'})")
     return lesson(root, name)
@@ -140,9 +142,13 @@ def all_recorded_runs(root, gpu):
 
 def which_run(root, name, result, judged_run, gpu):
     """The line naming the recorded run a failing pane matches instead (another run of this lesson,
-    its untouched starter, or another lesson's run), by the exercise rules of that lesson; None if none."""
+    its untouched starter, or another lesson's run), by the exercise rules of that lesson; None if none.
+    A recording of another exit code cannot match and is passed over unmasked; the pane itself is
+    masked once for all recordings (transcripts' cache), so a large pane stays quick."""
     for other, run, expected in all_recorded_runs(root, gpu):
-        if run.id == judged_run.id or not verdict(expected, result, worded_of(root, other)).ok:
+        if run.id == judged_run.id or int(expected["exit_code"]) != int(result["exit_code"]):
+            continue
+        if not verdict(expected, result, worded_of(root, other)).ok:
             continue
         args = " ".join(run.args)
         if run.program.is_starter and other == name:

@@ -121,12 +121,17 @@ def strip_comments(text):
     return "".join(out)
 
 
+def code_lines(text):
+    """The lines of code in text: comments, blank lines and leading/trailing blanks removed (what the
+    source key hashes, and what tells a written exercise region from the starter's stand-in)."""
+    return [line for line in (raw.strip() for raw in strip_comments(text).splitlines()) if line]
+
+
 def behaviour_text(text):
     """What a recording depends on: the Build:/Run:/Sanitize: header lines, then the source with its
     comments, blank lines and leading/trailing blanks removed. A comment edit leaves it unchanged."""
     header = [f"// {kind}: {line}" for kind, lines in parse_header(text).items() for _, line in lines]
-    body = [line.strip() for line in strip_comments(text).splitlines()]
-    return "\n".join(header + [line for line in body if line]) + "\n"
+    return "\n".join(header + code_lines(text)) + "\n"
 
 
 class Program:
@@ -270,9 +275,10 @@ def lesson(root, name, starter=False):
     """The one lesson lookup: lessons/NAME.cu (or starter/NAME.cu), UsageError naming the known ones."""
     sub = "starter" if starter else "lessons"
     path = Path(root) / sub / (name + ".cu")
-    if not path.is_file():
-        known = ", ".join(p.stem for p in sorted((Path(root) / sub).glob("*.cu"))) or "none"
-        raise UsageError(f"no {'starter' if starter else 'lesson'} called {name!r} (have: {known})")
+    known = sorted(p.stem for p in (Path(root) / sub).glob("*.cu"))
+    if name not in known or not path.is_file():  # a name, never a path ('../lessons/x', '/tmp/x')
+        raise UsageError(f"no {'starter' if starter else 'lesson'} called {name!r} "
+                         f"(have: {', '.join(known) or 'none'})")
     return Program(root, path)
 
 

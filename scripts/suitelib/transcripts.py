@@ -10,6 +10,7 @@ Kinds of line (docs/lesson-contract.md):
 """
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -48,6 +49,11 @@ MEASURED_LINE_RE = re.compile(r"^(\s*)\[measured\]")
 DEVICE_CSV_COLUMNS = {"device", "regs", "blocks_per_sm", "occupancy", "limited_by"}
 CSV_HEADER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(,[A-Za-z_][A-Za-z0-9_]*){2,}$")
 PLACEHOLDER_RE = re.compile(r"\[(?:MS|US|S|GFLOPS|TFLOPS|GBS|TBS|SPEEDUP|PCT|MEASURED)\]")
+# Every placeholder the masking writes (the rules' own, a CSV cell's [VAR], a device line's [DEVICE],
+# a ranked line's [MEASURED]): a recording holds them, no program prints them (pane.py refuses a copy).
+MASK_TOKENS = sorted({token for _, placeholder in MEASUREMENT_RULES + DEVICE_INLINE_RULES
+                      for token in re.findall(r"\[[A-Z]+\]", placeholder)} | {"[VAR]", "[DEVICE]", "[MEASURED]"})
+MASK_TOKEN_RE = re.compile("|".join(re.escape(token) for token in MASK_TOKENS))
 GPU_LINE_RE = re.compile(r"^(?:#\s*)?GPU: (.+?) \(compute capability")
 
 
@@ -80,13 +86,20 @@ def _mask_plain(line, device):
 def mask_lines(text, device=False):
     """[(masked line, kinds)] with kinds a subset of {'measurement', 'device', 'result'} ('result': a CSV
     row whose other cells are compared, beside its device or measurement cells)."""
+    return list(_masked_lines(text, device))
+
+
+@functools.lru_cache(maxsize=8)
+def _masked_lines(text, device):
+    """mask_lines, remembered for the last few texts: judge.which_run compares one pane with every
+    recording, and masking the pane once, not once a recording, keeps a large pane fast."""
     volatile = MEASUREMENT_CSV_COLUMNS | (DEVICE_CSV_COLUMNS if device else set())
     out, header = [], None
     for line in text.splitlines():
         if CSV_HEADER.match(line):
             cols = line.split(",")
             header = cols if (MEASUREMENT_CSV_COLUMNS | DEVICE_CSV_COLUMNS).intersection(cols) else None
-            out.append((line, set()))
+            out.append((line, frozenset()))
             continue
         if header is not None and line.count(",") == len(header) - 1 and not line.startswith("#"):
             cells = line.split(",")
@@ -98,13 +111,13 @@ def mask_lines(text, device=False):
             if any(name not in MEASUREMENT_CSV_COLUMNS | DEVICE_CSV_COLUMNS for name in header):
                 kinds.add("result")  # its other cells are compared: a result line that also holds device facts or measurements
             cells = ["[VAR]" if name in volatile else cell for name, cell in zip(header, cells)]
-            out.append((",".join(cells), kinds))
+            out.append((",".join(cells), frozenset(kinds)))
             continue
         if not line.startswith("#"):
             header = None
         masked, measured, is_device = _mask_plain(line, device)
-        out.append((masked, {k for k, v in (("measurement", measured), ("device", is_device)) if v}))
-    return out
+        out.append((masked, frozenset(k for k, v in (("measurement", measured), ("device", is_device)) if v)))
+    return tuple(out)
 
 
 def mask(text, device=False):

@@ -6,6 +6,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import stat
 import sys
@@ -49,6 +50,18 @@ def snapshot(root):
     """sha256 of every file under root, to prove a command wrote nothing."""
     return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# A number for each placeholder a recording holds, as a program prints it (a recording's own
+# placeholders are refused where output is expected: no program prints them).
+FILL = {"[MS]": "1.234", "[US]": "12.5", "[S]": "0.25", "[GFLOPS]": "1234.5", "[TFLOPS]": "1.2", "[GBS]": "250.5",
+        "[TBS]": "0.3", "[SPEEDUP]": "1.07", "[PCT]": "41.5", "[VAR]": "2.5", "[MEASURED]": "a ranked row"}
+PLACEHOLDER = re.compile("|".join(re.escape(k) for k in FILL))
+
+
+def as_printed(text):
+    """A recorded stream with its masked measurements filled in with numbers, as a program prints them."""
+    return PLACEHOLDER.sub(lambda m: FILL[m.group(0)], text)
 
 
 def real_transcripts(pattern="*.txt"):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from helpers import REPO, SCRIPTS, Scratch, no_gpu, patched
 from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, cli, commands, pane
+from suitelib.transcripts import parse_transcript
 
 H200_OUT = "GPU: NVIDIA H200 (compute capability 9.0)\n[device] 132 SMs, 60 MiB L2\nanswer 42\nk 1.5 ms  40 regs\n"
 T4_OUT = "GPU: Tesla T4 (compute capability 7.5)\n[device] 40 SMs, 4 MiB L2\nanswer 42\nk 9.25 ms  64 regs\n"
@@ -33,6 +34,16 @@ class TestCommandLine(Scratch):
                 self.assertEqual(action.help, first)
                 self.assertTrue(action.help.endswith((".", ")")), action.help)
         self.assertIn("from Compiler Explorer executor panes saved whole", sub.choices["exercise"].description)
+
+    def test_help_ends_with_the_exit_codes(self):
+        """`exercise check --help` printed the shared help without the exit codes."""
+        for argv, said in ((("exercise", "check", "--help"), "77 no GPU (check without --pane)"),
+                           (("compare", "--help"), "2 bad usage"), (("--help",), "77 no GPU (skipped)")):
+            with self.subTest(argv=argv):
+                status, out, _ = self.main(*argv)
+                self.assertEqual(status, EXIT_OK)
+                self.assertIn("exit codes: 0 ", out)
+                self.assertIn(said, " ".join(out.split()))
 
     def test_no_subcommand_is_usage(self):
         self.assertEqual(self.main()[0], EXIT_USAGE)
@@ -127,6 +138,21 @@ class TestUserErrors(Scratch):
         status, _, err = self.main("compare", "demo", "--stdout", str(self.root / "out.txt"), "--args", "--twice")
         self.assertEqual(status, EXIT_FAIL, err)  # a lesson argument that looks like an option still works
         self.assertIn("expected/h200/demo@twice.txt", err)
+
+    def test_a_lone_double_dash_as_args_is_one_line(self):
+        """`--args '--'` (and --args=--): a traceback from shlex in exercise check and compare, arguments
+        silently dropped by ce-link (argparse takes a lone '--' for its end-of-options mark)."""
+        (self.root / "out.txt").write_text("Program returned: 0\nProgram stdout\nanswer 42\n")
+        out = str(self.root / "out.txt")
+        for args in (("--args", "--"), ("--args=--",)):
+            for argv in (("exercise", "check", "demo", "--pane", out) + args, ("ce-link", "demo") + args,
+                         ("compare", "demo", "--stdout", out) + args,
+                         ("exercise", "check", "demo") + args + ("--pane", out)):
+                with self.subTest(argv=argv), no_gpu():
+                    status, stdout, err = self.main(*argv)
+                    self.assertOneLineError(status, err, EXIT_USAGE)
+                    self.assertIn("--args '--': a lone '--' is no program's arguments", err)
+                    self.assertEqual(stdout, "")
 
     def test_a_folder_given_as_a_file_reads_well(self):
         status, _, err = self.main("compare", "demo", "--stdout", str(self.root))
@@ -343,10 +369,28 @@ class TestCompare(Scratch):
                 self.assertIn("is the compiler's Output pane", err)
                 self.assertIn("copy Compiler Explorer's executor pane whole", err)
 
+    def test_a_copy_of_the_recording_is_not_an_output(self):
+        """A recording's placeholders in --stdout or --stderr: no program prints them (a copy passed)."""
+        self.record(self.run_of("demo"), stdout=H200_OUT, stderr="took 1.5 ms\n")
+        info = parse_transcript(self.run_of("demo").transcript_path("h200"))
+        status, _, err = self.compare(info["stdout"], "--exit-code", "0")
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("out.txt:4: '[MS]' is a placeholder of the recorded transcript", err)
+        (self.root / "err.txt").write_text(info["stderr"])
+        status, _, err = self.compare(T4_OUT, "--stderr", str(self.root / "err.txt"))
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("err.txt:1: '[MS]' is a placeholder", err)
+
+    def test_stderr_heading_above_stdout_is_read(self):
+        status, _, err = self.compare("Program returned: 0\nProgram stderr\nGATE: boom\nProgram stdout\n" + T4_OUT)
+        self.assertEqual(status, EXIT_FAIL, err)
+        self.assertIn("out.txt:3 (line 1 of stderr)", err)
+
     def test_pane_without_execution_is_one_line(self):
+        """A build that was not run is no evidence: not judged (exit 2), where a compile error is a finding."""
         status, _, err = self.compare("Could not execute the program\nCompiler returned: 0\n")
-        self.assertOneLineError(status, err, EXIT_FAIL)
-        self.assertIn("holds no program output", err)
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("not judged: this pane holds no program output", err)
 
     def test_at_most_20_differences_then_a_count(self):
         self.record(self.run_of("demo"), stdout="".join(f"row {i}\n" for i in range(100)))
@@ -361,12 +405,12 @@ class TestCompare(Scratch):
         path = self.root / "big.txt"
         with open(path, "wb") as f:
             f.truncate(5 * 2**20)  # sparse: costs no disk
-        real = pane.read_text
+        real = pane.read_bytes
 
         def reader(where, *rest):
             self.assertNotEqual(Path(where), path, "read a refused file")
             return real(where, *rest)
-        with patched(pane, "read_text", reader):
+        with patched(pane, "read_bytes", reader):
             status, _, err = self.main("compare", "demo", "--stdout", str(path))
         self.assertOneLineError(status, err, EXIT_USAGE)
         self.assertIn("5.0 MiB is more than any lesson prints", err)

@@ -30,6 +30,9 @@ def by_arg(default, twice):
     return (f"if [ \"$1\" = --twice ]; then cat <<'X'\n{twice}X\nelse cat <<'X'\n{default}X\nfi")
 
 
+STAND_IN, WRITTEN = "int twice(int v) { return v; }  // TODO (exercise)", "int twice(int v) { return 2 * v; }"
+
+
 class ExerciseScratch(Scratch):
     """exercises/demo.cu copied from the starter; the lesson's two runs recorded with lesson_out."""
     lesson_out = LESSON_OUT
@@ -40,6 +43,10 @@ class ExerciseScratch(Scratch):
         (self.root / "exercises/demo.cu").write_text((self.root / "starter/demo.cu").read_text())
         self.record(self.run_of("demo"), stdout=self.lesson_out)
         self.record(self.run_of("demo@twice"), stdout=self.lesson_out.replace("answer 42", "answer 84"))
+
+    def write_exercise(self):
+        """exercises/demo.cu with its region written (the pane route judges no starter's stand-in)."""
+        self.edit("exercises/demo.cu", STAND_IN, WRITTEN)
 
 
 class TestExerciseStart(ExerciseScratch):
@@ -243,6 +250,10 @@ def pane(stdout, stderr="", code=0):
 
 
 class TestExercisePane(ExerciseScratch):
+    def setUp(self):
+        super().setUp()
+        self.write_exercise()
+
     def judge(self, text, *extra):
         path = self.root / "pane.txt"
         path.write_text(text)

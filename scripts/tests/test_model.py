@@ -4,7 +4,7 @@ import unittest
 
 from helpers import Scratch
 from suitelib import EXIT_USAGE, UsageError
-from suitelib.model import behaviour_text, find_lesson_run, first_difference, resolve_source, strip_comments
+from suitelib.model import behaviour_text, find_lesson_run, first_difference, lesson, resolve_source, strip_comments
 
 
 class TestMarkers(Scratch):
@@ -79,6 +79,15 @@ class TestLookup(Scratch):
         with self.assertRaises(UsageError):
             resolve_source(self.root, "../" + self.root.name + "/../x")
         self.assertEqual(EXIT_USAGE, UsageError.code)
+
+    def test_a_lesson_name_is_never_a_path(self):
+        """lesson('../lessons/demo') found lessons/demo.cu through the path (found 6: exercise check judged it)."""
+        for name in ("../lessons/demo", str(self.root / "lessons/demo"), "./demo"):
+            for starter in (False, True):
+                with self.subTest(name=name, starter=starter), self.assertRaises(UsageError) as ctx:
+                    lesson(self.root, name, starter=starter)
+                self.assertIn("(have: demo)", str(ctx.exception))
+        self.assertEqual(lesson(self.root, "demo").rel, "lessons/demo.cu")
 
     def test_first_difference(self):
         self.assertIsNone(first_difference(["a"], ["a"]))

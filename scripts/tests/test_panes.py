@@ -7,12 +7,15 @@ a symbolic link. Each test plants the defect the issue found and sees it refused
 import json
 import os
 import tempfile
+import unittest
 from pathlib import Path
 
-from helpers import no_gpu
-from suitelib import EXIT_FAIL, EXIT_OK, EXIT_USAGE
+from helpers import REPO, as_printed, no_gpu, patched, real_transcripts
+from suitelib import EXIT_FAIL, EXIT_OK, EXIT_USAGE, SuiteError, transcripts
 from suitelib.model import Program
-from test_exercises import ExerciseScratch
+from suitelib.pane import PANE_LIMIT, classify, read_pane
+from suitelib.transcripts import MASK_TOKEN_RE, parse_transcript
+from test_exercises import STAND_IN, WRITTEN, ExerciseScratch
 
 LESSON_OUT = "GPU: NVIDIA H200 (compute capability 9.0)\n[device] 132 SMs\nnote: the lesson's words\nanswer 42\n"
 TWICE_OUT = LESSON_OUT.replace("answer 42", "answer 84")
@@ -33,6 +36,7 @@ class PaneScratch(ExerciseScratch):
 
     def setUp(self):
         super().setUp()
+        self.write_exercise()
         self.record(self.run_of("starter/demo"), stdout=LESSON_OUT, stderr="Left to write: twice\n", exit_code=1)
 
     def write(self, name, text):
@@ -112,7 +116,7 @@ class TestPaneRecord(PaneScratch):
         self.edit("exercises/demo.cu", "// exercise: twice", "// exercise: twice\n// my note")
         status, out, _ = self.judge("--pane", self.write("b.txt", pane(T4 + "answer 84\n")), "--args", "--twice")
         self.assertIn("Every run a pane can judge has passed", out)
-        self.edit("exercises/demo.cu", "int twice(int v) { return v; }", "int twice(int v) { return v + v; }")
+        self.edit("exercises/demo.cu", WRITTEN, "int twice(int v) { return v + v; }")
         status, out, _ = self.judge("--pane", self.write("b.txt", pane(T4 + "answer 84\n")), "--args", "--twice")
         self.assertEqual(status, EXIT_OK, out)
         self.assertIn("changed since the 2 pass(es)", out)
@@ -228,3 +232,227 @@ class TestPaneNaming(PaneScratch):
         self.assertEqual(status, EXIT_FAIL, out)
         self.assertNotIn("this is the run", out)
         self.assertNotIn("this pane is", out)
+
+
+class TestPaneSource(PaneScratch):
+    """Found 1 (second round): the student's file was never looked at on the pane route; a pane of the
+    lesson's correct output passed beside the untouched starter, an empty file, `int main(){}` or a link
+    to the lesson. Each is planted here and refused before anything is judged or recorded."""
+
+    def test_the_starters_stand_in_is_refused_beside_a_correct_pane(self):
+        self.edit("exercises/demo.cu", WRITTEN, STAND_IN)
+        status, out, err = self.judge("--pane", self.write("a.txt", pane(T4 + "answer 42\n")), writes=False)
+        self.assertOneLineError(status, err, EXIT_FAIL)
+        self.assertIn("exercises/demo.cu still holds the starter's stand-in in region 'twice': write the exercise "
+                      "first", err)
+        self.assertEqual(out, "")
+        self.assertIsNone(self.passes())
+
+    def test_comments_and_blanks_do_not_make_a_stand_in_written(self):
+        self.edit("exercises/demo.cu", WRITTEN, "// my plan: double it\nint  twice(int v)\n{ return v; }  /* soon */\n")
+        status, _, err = self.judge("--pane", self.write("a.txt", pane(T4 + "answer 42\n")), writes=False)
+        self.assertOneLineError(status, err, EXIT_FAIL)
+        self.assertIn("still holds the starter's stand-in in region 'twice'", err)
+
+    def test_a_file_that_is_not_the_lessons_exercise_is_not_judged(self):
+        starter = (self.root / "starter/demo.cu").read_text()
+        other = (self.root / "exercises/demo.cu").read_text().replace("./demo", "./other")
+        for text, said in (("", "its header lacks the lesson's '// Build:' and '// Run:   ./demo' lines"),
+                           ("int main() { return 0; }\n", "its header lacks"),
+                           (other, "its header lacks"),
+                           (starter.replace("// exercise: twice\n", "").replace("// end exercise\n", ""),
+                            "it lacks the exercise region(s) 'twice' of starter/demo.cu"),
+                           (starter.replace("// end exercise\n", ""), "(exercises/demo.cu:")):
+            with self.subTest(said=said):
+                (self.root / "exercises/demo.cu").write_text(text)
+                status, out, err = self.judge("--pane", self.write("a.txt", pane(T4 + "answer 42\n")), writes=False)
+                self.assertOneLineError(status, err, EXIT_USAGE)
+                self.assertIn("exercises/demo.cu is not the demo exercise: ", err)
+                self.assertIn(said, err)
+                self.assertIsNone(self.passes())
+
+    def test_a_linked_exercise_file_is_refused_wherever_it_points(self):
+        """The contract: the tool refuses a link at exercises/NAME.cu wherever it points; the pane route
+        judges (and keeps its record beside) the student's own file, so a link into exercises/ is refused too."""
+        written = (self.root / "exercises/demo.cu").read_text()
+        (self.root / "exercises/mine.cu").write_text(written)
+        for target, where in (("../lessons/demo.cu", ", inside lessons/"), ("mine.cu", "")):
+            with self.subTest(target=target):
+                link = self.root / "exercises/demo.cu"
+                link.unlink()
+                os.symlink(target, link)
+                status, _, err = self.judge("--pane", self.write("a.txt", pane(T4 + "answer 42\n")), writes=False)
+                self.assertOneLineError(status, err, EXIT_USAGE)
+                self.assertIn(f"exercises/demo.cu is a symbolic link to {target}{where}: refusing to judge a pane "
+                              f"by it", err)
+                self.assertIsNone(self.passes())
+
+    def test_a_file_that_is_not_utf8_is_not_judged(self):
+        """Found 10: it was a finding (exit 1); a file that cannot be read is not judged (exit 2)."""
+        path = self.root / "exercises/demo.cu"
+        path.write_bytes(path.read_bytes().replace(b"miniature", b"mini\xe9ture"))
+        status, _, err = self.judge("--pane", self.write("a.txt", pane(T4 + "answer 42\n")), writes=False)
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("not UTF-8 text", err)
+        self.assertIn("exercises/demo.cu is not judged; save it as UTF-8", err)
+
+    def test_a_lesson_name_that_is_a_path_is_refused(self):
+        """Found 6: '../lessons/demo' judged lessons/demo.cu and wrote lessons/demo.panes.json."""
+        for name in ("../lessons/demo", str(self.root / "lessons/demo"), "demo/", "lessons/demo"):
+            for argv in (("check", name, "--pane", self.write("a.txt", pane(T4 + "answer 42\n"))), ("start", name)):
+                with self.subTest(argv=argv), no_gpu():
+                    status, _, err = self.main("exercise", *argv)
+                    self.assertOneLineError(status, err, EXIT_USAGE)
+                    self.assertIn(f"no exercise called {name!r}: an exercise is a lesson with a starter (have: demo)",
+                                  err)
+        self.assertFalse((self.root / "lessons/demo.panes.json").exists())
+
+
+class TestRealStandIns(unittest.TestCase):
+    """The stand-in rule on the course itself: every starter is refused, every lesson with its solution
+    regions renamed to exercise regions is not, nor is any correct catalogue attempt built on a
+    starter (a correct attempt leaves no region as the stand-in: the rule costs no student a pass)."""
+
+    def test_the_course(self):
+        from suitelib import catalogue, exercises
+        from suitelib.model import lesson
+        cats = catalogue.load(REPO)
+        for path in sorted((REPO / "starter").glob("*.cu")):
+            name = path.stem
+            with self.subTest(starter=name):
+                starter = lesson(REPO, name, starter=True).text
+                exercises.refuse_foreign_exercise(REPO, name, starter)
+                with self.assertRaises(SuiteError) as caught:
+                    exercises.refuse_stand_ins(REPO, name, starter)
+                self.assertIn("still holds the starter's stand-in", str(caught.exception))
+                solved = (lesson(REPO, name).text.replace("// solution: ", "// exercise: ")
+                          .replace("// end solution", "// end exercise"))
+                exercises.refuse_foreign_exercise(REPO, name, solved)
+                exercises.refuse_stand_ins(REPO, name, solved)
+            for attempt in (a for a in cats[name].attempts if a.kind == "correct" and a.base == "starter"):
+                with self.subTest(attempt=attempt.name):
+                    exercises.refuse_stand_ins(REPO, name, attempt.apply(starter))
+
+
+class TestPaneReading(PaneScratch):
+    """Found 2, 3, 4, 7, 8, 9 and 10 (second round): what a pane holds, and how it is read."""
+
+    def test_a_copy_of_the_recording_is_refused(self):
+        """Found 2: the transcript's stdout pasted under the headings, placeholders and all, passed."""
+        self.record(self.run_of("demo"), stdout=LESSON_OUT + "k 1.5 ms, 1234.5 GFLOP/s\n")
+        copy = pane(parse_transcript(self.run_of("demo").transcript_path("h200"))["stdout"])
+        self.assertIn("[MS] ms", copy)
+        status, out, err = self.judge("--pane", self.write("a.txt", copy), writes=False)
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("a.txt:7: '[MS]' is a placeholder of the recorded transcript, which no program prints", err)
+        self.assertIsNone(self.passes())
+        status, _, _ = self.judge("--pane", self.write("a.txt", pane(T4 + "answer 42\nk 2.5 ms, 99.5 GFLOP/s\n")))
+        self.assertEqual(status, EXIT_OK)
+
+    def test_stderr_above_stdout_is_read_not_dropped(self):
+        """Found 3: with 'Program stderr' above 'Program stdout', its lines were dropped and the pane passed."""
+        status, out, _ = self.judge("--pane", self.write("a.txt", "Program returned: 0\nProgram stderr\nGATE: a gate "
+                                                         "failed\nProgram stdout\n" + T4 + "answer 42\n"))
+        self.assertEqual(status, EXIT_FAIL, out)
+        self.assertIn("stderr differs from the recording at " + str(self.root / "a.txt") + ":3 (line 1 of stderr)", out)
+        texts = ("Program returned: 3\nProgram stdout\na\nb\nProgram stderr\nc\n",
+                 "Program returned: 3\nProgram stderr\nc\nProgram stdout\na\nb\n")
+        either = [classify(text.splitlines()) for text in texts]
+        self.assertEqual([(p.stdout, p.stderr, p.code) for p in either], [(["a", "b"], ["c"], 3)] * 2)
+        self.assertEqual([(p.stdout_at, p.stderr_at) for p in either], [(2, 5), (4, 2)])
+
+    def test_a_bare_device_line_is_refused(self):
+        """Found 4: a pane cut right after a last line's '[device]' tag passed (device lines are masked whole).
+        Only the bare tag is refused: a device line's words differ between GPUs (gemm_ladder's 'B copies: ...'
+        on a T4 is not the H200's), so a cut further in cannot be told from another GPU's line."""
+        self.record(self.run_of("demo"), stdout=LESSON_OUT + "[device] 60 MiB L2\n")
+        for cut in ("[device]", "[device]  ", "  [device]", "# [device]", "GPU:"):
+            with self.subTest(cut=cut):
+                status, _, err = self.judge("--pane", self.write("a.txt", pane(T4 + "answer 42\n" + cut)), writes=False)
+                self.assertOneLineError(status, err, EXIT_USAGE)
+                self.assertIn(f"a.txt:7: a bare '{cut.strip()}' line, which no program prints: the copy looks cut", err)
+        status, out, _ = self.judge("--pane", self.write("a.txt", pane(T4 + "answer 42\n[device] 4 MiB L2\n")))
+        self.assertEqual(status, EXIT_OK, out)
+
+    def test_a_pane_far_larger_than_compiler_explorer_shows_is_refused(self):
+        """Found 7: a 1 MiB pane took 13.7 s (every recording masked it again)."""
+        big = pane(T4 + "answer 42\n" + "x\n" * (PANE_LIMIT // 2))
+        status, _, err = self.judge("--pane", self.write("a.txt", big), writes=False)
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("is more than a Compiler Explorer executor pane holds: it shows at most 32 KiB of each stream "
+                      "(320 KiB at most here)", err)
+
+    def test_a_failing_pane_is_masked_once_for_every_recording(self):
+        """Found 7: which_run masked a failing pane once per recording; now once, whatever their number."""
+        text = pane(T4 + "answer 42\nthe marker line 7 ms\n")
+        for k in range(4):  # more recordings of exit 0, each a candidate for which_run
+            self.record(self.run_of("demo@twice"), stdout=LESSON_OUT + f"other {k}\n")
+        masked = []
+        real = transcripts._mask_plain
+
+        def counting(line, device):
+            masked.append(line) if "marker" in line else None
+            return real(line, device)
+        with patched(transcripts, "_mask_plain", counting):
+            status, out, _ = self.judge("--pane", self.write("a.txt", text))
+        self.assertEqual(status, EXIT_FAIL, out)
+        self.assertEqual(len(masked), 1, masked)
+
+    def test_heading_lines_may_end_in_blanks(self):
+        """Found 8: 'Program returned: 0 ', 'Program stdout ', 'Program stderr\\t' were not read as headings."""
+        text = ("Program returned: 0 \t\nProgram stdout \n" + T4 + "answer 42\nProgram stderr\t\n")
+        status, out, err = self.judge("--pane", self.write("a.txt", text))
+        self.assertEqual(status, EXIT_OK, out + err)
+        text = "Program returned: 1  \nProgram stdout\n" + T4 + "answer 42\nProgram stderr \nGATE: x\n"
+        status, out, _ = self.judge("--pane", self.write("a.txt", text))
+        self.assertEqual(status, EXIT_FAIL, out)
+        self.assertIn("exit code 1, the recording says 0 (its stderr ends: 'GATE: x')", out)
+
+    def test_a_utf16_pane_is_read_and_one_without_its_mark_is_named(self):
+        """Found 9: Windows PowerShell 5.1 writes UTF-16 with a byte-order mark; it was 'not UTF-8 (byte 0)'."""
+        text = pane(T4 + "answer 42\n").replace("\n", "\r\n")
+        for codec in ("utf-16", "utf-16-be", "utf-32"):
+            with self.subTest(codec=codec):
+                data = text.encode(codec)
+                if codec == "utf-16-be":
+                    data = b"\xfe\xff" + data
+                (self.root / "a.txt").write_bytes(data)
+                status, out, err = self.judge("--pane", str(self.root / "a.txt"))
+                self.assertEqual(status, EXIT_OK, out + err)
+        (self.root / "a.txt").write_bytes(text.encode("utf-16-le"))
+        status, _, err = self.judge("--pane", str(self.root / "a.txt"), writes=False)
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("it looks like UTF-16 text without its byte-order mark, not UTF-8; save it as UTF-8", err)
+        (self.root / "a.txt").write_bytes(b"\xff\xfe\n")
+        status, _, err = self.judge("--pane", str(self.root / "a.txt"), writes=False)
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("starts with the byte-order mark of UTF-16 but is not UTF-16 text", err)
+
+    def test_a_compile_error_is_a_finding_and_a_pane_that_did_not_run_is_not_judged(self):
+        """Found 10: the contract's 'no verdict without evidence' (exit 2) covers a pane that did not run; a
+        compile error is a finding about the file (exit 1), as `exercise check` on a GPU says of a failed build."""
+        compile_error = ("Could not execute the program\nBuild failed\nCompiler returned: 2\nCompiler stderr\n"
+                         "<source>(12): error: identifier \"x\" is undefined\n")
+        status, _, err = self.judge("--pane", self.write("a.txt", compile_error), writes=False)
+        self.assertOneLineError(status, err, EXIT_FAIL)
+        self.assertIn("this pane is a compile error: fix it first", err)
+        unrun = "Could not execute the program\nCompiler returned: 0\n"
+        status, _, err = self.judge("--pane", self.write("a.txt", unrun), writes=False)
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn("not judged: this pane holds no program output", err)
+
+    def test_every_recording_as_a_program_prints_it_is_read_without_a_refusal(self):
+        """The refusals above on the course's own recordings: none fires on what its programs print."""
+        for rel, info in real_transcripts().items():
+            with self.subTest(transcript=rel):
+                text = pane(as_printed(info["stdout"]), as_printed(info["stderr"]), info["exit_code"])
+                self.write("a.txt", text)
+                result = read_pane(self.root / "a.txt")
+                self.assertEqual((result["stdout"], result["stderr"]),
+                                 (as_printed(info["stdout"]), as_printed(info["stderr"])))
+
+    def test_no_lesson_prints_a_placeholder(self):
+        """The premise of the copy refusal: no lesson or starter source holds a placeholder of the masking."""
+        for path in sorted((REPO / "lessons").glob("*.cu")) + sorted((REPO / "starter").glob("*.cu")):
+            with self.subTest(source=path.name):
+                self.assertIsNone(MASK_TOKEN_RE.search(path.read_text(encoding="utf-8")))

@@ -8,7 +8,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from helpers import REPO, real_transcripts
+from helpers import REPO, as_printed, real_transcripts
 from suitelib import cli
 from suitelib.transcripts import compare, gpu_of, mask, mask_line, mask_lines
 
@@ -256,8 +256,8 @@ class TestCrossGpu(unittest.TestCase):
                 with self.subTest(lesson=rel, gpu=gpu), tempfile.TemporaryDirectory() as tmp:
                     result = as_if_on(info, gpu)
                     out, err = Path(tmp) / "out.txt", Path(tmp) / "err.txt"
-                    out.write_text(result["stdout"])
-                    err.write_text(result["stderr"])
+                    out.write_text(as_printed(result["stdout"]))
+                    err.write_text(as_printed(result["stderr"]))
                     argv = ["--root", str(REPO), "compare", rel[:-4], "--stdout", str(out), "--stderr", str(err),
                             "--exit-code", str(result["exit_code"])]
                     text = io.StringIO()

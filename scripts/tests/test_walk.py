@@ -6,8 +6,9 @@ are written in the format of Compiler Explorer's executor pane (static/panes/exe
 returned: N', then 'Program stdout' and 'Program stderr' each above its lines, a heading left out
 where its stream is empty) from the recorded runs, with a T4's GPU line and the masked
 measurements filled in with other numbers, as a T4 would print them. On the way: the untouched
-starter's pane is rejected and named, a pane pasted without its --args is named as the run it is,
-and the closing line names what only a GPU can judge.
+exercise file is refused (its regions are the starter's stand-ins), the starter's pane is rejected
+and named, a pane pasted without its --args is named as the run it is, and the closing line names
+what only a GPU can judge.
 
 What this walk cannot show of Compiler Explorer itself (it is not reachable from here): that its
 executor still prints exactly these headings and omits an empty stream's heading, how a browser's
@@ -17,27 +18,23 @@ fits its time and memory limits on the T4 (verify measures the budget on the H20
 
 import contextlib
 import io
-import re
 import shlex
 import shutil
 import tempfile
 import unittest
 from pathlib import Path
 
-from helpers import REPO, no_gpu
+from helpers import REPO, as_printed, no_gpu
 from suitelib import EXIT_FAIL, EXIT_OK, cli
 from suitelib.model import lesson
 from suitelib.transcripts import parse_transcript
 
 GPU = "h200"
-FILL = {"[MS]": "1.234", "[US]": "12.5", "[S]": "0.25", "[GFLOPS]": "1234.5", "[TFLOPS]": "1.2", "[GBS]": "250.5",
-        "[TBS]": "0.3", "[SPEEDUP]": "1.07", "[PCT]": "41.5", "[VAR]": "2.5", "[MEASURED]": "a ranked row"}
-PLACEHOLDER = re.compile("|".join(re.escape(k) for k in FILL))
 T4_LINE = "GPU: Tesla T4 (compute capability 7.5)"
 
 
 def as_a_t4_prints(text):
-    lines = [PLACEHOLDER.sub(lambda m: FILL[m.group(0)], line) for line in text.splitlines()]
+    lines = as_printed(text).splitlines()
     lines = [T4_LINE if line.startswith("GPU: ") else line for line in lines]
     return "\n".join(lines) + "\n" if lines else ""
 
@@ -90,13 +87,19 @@ class TestStudentWalk(unittest.TestCase):
         self.assertEqual(status, EXIT_OK, err)
         runs = lesson(self.root, name).runs()
 
-        # The untouched starter, pasted: rejected, named, with what the program says is left.
+        # The untouched file, with the lesson's own correct pane beside it: refused, nothing judged.
+        status, out, err = self.suite("exercise", "check", name, "--pane", self.paste(runs[0].id))
+        self.assertEqual(status, EXIT_FAIL, out + err)
+        self.assertIn(f"exercises/{name}.cu still holds the starter's stand-in in region", err)
+        self.assertEqual(out, "")
+
+        # The starter's pane pasted for a written file: rejected, named, with what the program says is left.
+        (self.root / "exercises" / f"{name}.cu").write_text(solved(self.root, name))
         status, out, err = self.suite("exercise", "check", name, "--pane", self.paste(f"starter/{name}"))
         self.assertEqual(status, EXIT_FAIL, out + err)
         self.assertIn("this pane is the untouched starter's recorded output", out)
         self.assertIn("- exit 1: a gate failed or something is left to write", out)
 
-        (self.root / "exercises" / f"{name}.cu").write_text(solved(self.root, name))
         if len(runs) > 1:  # a pane of the second run, pasted without its --args: named
             status, out, _ = self.suite("exercise", "check", name, "--pane", self.paste(runs[1].id))
             self.assertEqual(status, EXIT_FAIL, out)
