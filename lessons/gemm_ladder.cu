@@ -864,7 +864,7 @@ const Step kLadder[kSteps] = {
      "each value fetched from global memory serves 128 FMAs instead of 64",
      LADDER_KERNEL((gemm2DRegisterBlocked<kBM, kBN>), kThreads, 1), kBM, kBN},
     {"global_16b", "16-byte global loads and stores",
-     "16-byte global loads and stores where the sizes allow (step 5: 4-byte), each float4 stored "
+     "16-byte global loads and stores where the sizes allow (step 5: 4-byte), so each float4 goes "
      "into shared memory whole; shared layout and fragment reads as step 5",
      "a 16-byte global load or store moves 4 floats in one instruction, so fewer instructions "
      "compete with the FMAs for issue slots",

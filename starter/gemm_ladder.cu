@@ -144,8 +144,9 @@ __global__ void __launch_bounds__(BM * BN / kTM2)
 // run this kernel (64 x 64 and 128 x 128 tiles). Done when the exercise check
 // named in the header passes at every Run: line, odd sizes included: steps 4 and
 // 5 PASS, no GATE line on step 4 (it reads the compiled kernel's shared memory
-// and registers), the lesson's result lines, and exit 0. Keep the launch bound
-// (kMinBlocks: registers for two blocks an SM). Steps 6-14 below (gemmVectorized
+// and registers), the lesson's result lines, and exit 0; with a GPU, also step
+// 4's time at -n 2048 under the speed bar (the page says how it is set). Keep the
+// launch bound (kMinBlocks: registers for two blocks an SM). Steps 6-14 below (gemmVectorized
 // on) are register-blocked kernels in other forms: try step 4 first.
 // The stand-in below is right but not register-blocked: each thread keeps its
 // 64 sums in registers but reads every operand straight from global memory,
@@ -856,7 +857,7 @@ const Step kLadder[kSteps] = {
      "each value fetched from global memory serves 128 FMAs instead of 64",
      LADDER_KERNEL((gemm2DRegisterBlocked<kBM, kBN>), kThreads, 1), kBM, kBN},
     {"global_16b", "16-byte global loads and stores",
-     "16-byte global loads and stores where the sizes allow (step 5: 4-byte), each float4 stored "
+     "16-byte global loads and stores where the sizes allow (step 5: 4-byte), so each float4 goes "
      "into shared memory whole; shared layout and fragment reads as step 5",
      "a 16-byte global load or store moves 4 floats in one instruction, so fewer instructions "
      "compete with the FMAs for issue slots",

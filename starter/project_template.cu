@@ -90,7 +90,7 @@ static_assert(kDefaultBlockThreads % kDefaultTile == 0,
 //   size back from the compiled kernel (the tiling gate). C is written once.
 // T and R are run-time values so that one binary serves every -tile and -bs.
 // The price: an inner loop the compiler cannot fully unroll, index arithmetic
-// on run-time values, and panels sized for the largest launch, which cost
+// on run-time values, and (in the design) panels sized for the largest launch, which cost
 // resident blocks where shared memory is small.
 // Tiling changes where the operands come from, not the arithmetic: each
 // thread adds its K products in ascending k, one fmaf each, as the untiled
