@@ -476,7 +476,11 @@ bool runPhases(const Data& d) {
 // =============================================================================
 // main
 // =============================================================================
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1) {  // the lesson takes no options: anything given is refused before any CUDA call
+    std::fprintf(stderr, "error: testing takes no options; got \"%s\"\nusage: %s\n", argv[1], argv[0]);
+    return 2;
+  }
   const cudaDeviceProp prop = requireCudaDevice();
   std::printf("GPU: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
   std::printf("Day 66: four green tests certify a wrong GPU sum\n");
