@@ -207,14 +207,14 @@ def exercise_regions(rel, text):
 
 def refuse_foreign_exercise(root, name, text):
     """UsageError (exit 2, nothing judged) where exercises/NAME.cu is not this lesson's exercise: its
-    leading comment block lacks the Build: line or a Run: line of ./NAME, or it lacks an exercise region
+    leading comment block lacks a Build: line or a Run: line of ./NAME, or it lacks an exercise region
     of the starter (by name; a broken marker is named). A pane cannot show which source made it: the
     file must at least be the exercise its record is kept for (an empty file, `int main(){}` or another
     lesson's are not)."""
     header = parse_header(text)
     if not header["Build"] or not any(cmd.split()[:1] == ["./" + name] for _, cmd in header["Run"]):
-        raise UsageError(f"exercises/{name}.cu is not the {name} exercise: its header lacks the lesson's "
-                         f"'// Build:' and '// Run:   ./{name}' lines (start it again with: scripts/suite.py "
+        raise UsageError(f"exercises/{name}.cu is not the {name} exercise: its header lacks a "
+                         f"'// Build:' line or a '// Run:   ./{name}' line (start it again with: scripts/suite.py "
                          f"exercise start {name} --force, then write its exercise regions)")
     starter = lesson(root, name, starter=True)
     want = exercise_regions(starter.rel, starter.text)[0]
@@ -229,12 +229,13 @@ def refuse_foreign_exercise(root, name, text):
 
 def refuse_stand_ins(root, name, text):
     """SuiteError (exit 1, nothing judged) naming the exercise regions of exercises/NAME.cu whose code is
-    still the starter's stand-in: comments and blanks aside, as the source key sees code, and line breaks
-    too (a stand-in spread over more lines is the same code). Every stand-in trips a gate of the lesson,
+    still the starter's stand-in: comments aside, as the source key sees code, and every blank and line
+    break too (a stand-in reformatted, spaces squeezed out or spread over more lines, is the same code;
+    only a string literal's spacing could tell two such apart, and a stand-in's is still a stand-in). Every stand-in trips a gate of the lesson,
     so such a file cannot pass on a GPU; a pane of the lesson's correct output pasted beside it must not
     pass either."""
     def code(body):
-        return " ".join(code_lines(body))
+        return "".join("".join(code_lines(body)).split())
     starter = lesson(root, name, starter=True)
     stand_ins = exercise_regions(starter.rel, starter.text)[0]
     written = exercise_regions(f"exercises/{name}.cu", text)[0]

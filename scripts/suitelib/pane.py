@@ -35,7 +35,7 @@ SAVE_AS_UTF8 = ("save it as UTF-8 (Windows PowerShell: `Get-Clipboard | Out-File
 
 
 def _size(n):
-    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB"
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB" if n % 2**10 == 0 else f"{n:,} bytes"
 
 
 def decode_pasted(data, path):
@@ -198,6 +198,10 @@ def _read(path, limit=PASTE_LIMIT, holds="any lesson prints"):
     if text.startswith("# suite transcript"):
         raise UsageError(f"{path} is a recorded transcript, not a program's output")
     lines = tidy_headings(text.splitlines())
+    bad = next((n for n, ln in enumerate(lines, 1) if ln.startswith("Program returned:") and not CE_RETURNED.match(ln)), None)
+    if bad is not None:  # not a partial pane: its exit-code line is there, misshapen
+        raise UsageError(f"{path}:{bad}: '{lines[bad - 1]}' is not Compiler Explorer's exit-code line "
+                         f"('Program returned: N', N an integer): copy the pane as Compiler Explorer shows it")
     pane = _classified(lines, str(path))
     refuse_unprinted(pane.stdout, path, pane.stdout_at)
     refuse_unprinted(pane.stderr, path, pane.stderr_at)

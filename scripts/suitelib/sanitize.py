@@ -53,7 +53,8 @@ def sanitize_command(prog):
 def describe(prog, *texts):
     """The sanitizer checks in words, for the verdicts that cannot run them (a pane; no sanitizer)."""
     command, _, _ = sanitize_command(prog)
-    return " and ".join(what for _, _, what in checks(*texts)) + f" on the lesson's Sanitize: run {command}"
+    run = "Sanitize: run" if prog.header()["Sanitize"] else "first Run: (it has no Sanitize: line)"
+    return " and ".join(what for _, _, what in checks(*texts)) + f" on the lesson's {run} {command}"
 
 
 KERNEL = re.compile(r"__global__[^(]*?(\w+)\s*\(", re.S)

@@ -108,7 +108,7 @@ class TestPaneRecord(PaneScratch):
         done = [line for line in out.splitlines() if line.startswith("Every run a pane can judge has passed")]
         self.assertEqual(len(done), 1, out)
         self.assertIn("(2 of the 2 recorded runs); only a GPU can judge: compute-sanitizer memcheck with 64 KiB "
-                      "of padding after every allocation on the lesson's Sanitize: run ./demo", done[0])
+                      "of padding after every allocation on the lesson's first Run: (it has no Sanitize: line) ./demo", done[0])
         self.assertNotIn("Still to pass", out)
 
     def test_a_change_to_the_code_forgets_the_passes_and_a_comment_does_not(self):
@@ -249,15 +249,20 @@ class TestPaneSource(PaneScratch):
         self.assertIsNone(self.passes())
 
     def test_comments_and_blanks_do_not_make_a_stand_in_written(self):
-        self.edit("exercises/demo.cu", WRITTEN, "// my plan: double it\nint  twice(int v)\n{ return v; }  /* soon */\n")
-        status, _, err = self.judge("--pane", self.write("a.txt", pane(T4 + "answer 42\n")), writes=False)
-        self.assertOneLineError(status, err, EXIT_FAIL)
-        self.assertIn("still holds the starter's stand-in in region 'twice'", err)
+        written = (self.root / "exercises/demo.cu").read_text()
+        self.assertIn(WRITTEN, written)
+        for stand_in in ("// my plan: double it\nint  twice(int v)\n{ return v; }  /* soon */\n",
+                         "int twice(int v){return v;}\n", "int twice(\n    int v) {\n  return v;\n}\n"):
+            with self.subTest(stand_in=stand_in):
+                (self.root / "exercises/demo.cu").write_text(written.replace(WRITTEN, stand_in))
+                status, _, err = self.judge("--pane", self.write("a.txt", pane(T4 + "answer 42\n")), writes=False)
+                self.assertOneLineError(status, err, EXIT_FAIL)
+                self.assertIn("still holds the starter's stand-in in region 'twice'", err)
 
     def test_a_file_that_is_not_the_lessons_exercise_is_not_judged(self):
         starter = (self.root / "starter/demo.cu").read_text()
         other = (self.root / "exercises/demo.cu").read_text().replace("./demo", "./other")
-        for text, said in (("", "its header lacks the lesson's '// Build:' and '// Run:   ./demo' lines"),
+        for text, said in (("", "its header lacks a '// Build:' line or a '// Run:   ./demo' line"),
                            ("int main() { return 0; }\n", "its header lacks"),
                            (other, "its header lacks"),
                            (starter.replace("// exercise: twice\n", "").replace("// end exercise\n", ""),
@@ -349,6 +354,15 @@ class TestPaneReading(PaneScratch):
         status, _, _ = self.judge("--pane", self.write("a.txt", pane(T4 + "answer 42\nk 2.5 ms, 99.5 GFLOP/s\n")))
         self.assertEqual(status, EXIT_OK)
 
+    def test_a_misshapen_exit_code_line_is_named(self):
+        """Not 'a partial pane': the line is there, its exit code is not an integer."""
+        for line in ("Program returned: abc", "Program returned: +0", "Program returned:"):
+            with self.subTest(line=line):
+                status, _, err = self.judge("--pane", self.write("a.txt", line + "\nProgram stdout\n" + T4 + "answer 42\n"),
+                                            writes=False)
+                self.assertOneLineError(status, err, EXIT_USAGE)
+                self.assertIn(f"a.txt:1: '{line}' is not Compiler Explorer's exit-code line", err)
+
     def test_stderr_above_stdout_is_read_not_dropped(self):
         """Found 3: with 'Program stderr' above 'Program stdout', its lines were dropped and the pane passed."""
         status, out, _ = self.judge("--pane", self.write("a.txt", "Program returned: 0\nProgram stderr\nGATE: a gate "
@@ -381,6 +395,10 @@ class TestPaneReading(PaneScratch):
         self.assertOneLineError(status, err, EXIT_USAGE)
         self.assertIn("is more than a Compiler Explorer executor pane holds: it shows at most 32 KiB of each stream "
                       "(320 KiB at most here)", err)
+        one_over = self.write("b.txt", "x" * (PANE_LIMIT + 1))
+        status, _, err = self.judge("--pane", one_over, writes=False)
+        self.assertOneLineError(status, err, EXIT_USAGE)
+        self.assertIn(f"{PANE_LIMIT + 1:,} bytes is more than", err, "a byte over the limit is not rounded to it")
 
     def test_a_failing_pane_is_masked_once_for_every_recording(self):
         """Found 7: which_run masked a failing pane once per recording; now once, whatever their number."""

@@ -124,7 +124,7 @@ class TestStudentWalk(unittest.TestCase):
     def test_testing(self):
         line = self.walk("testing")
         self.assertIn("(1 of the 1 recorded runs); only a GPU can judge: compute-sanitizer memcheck with 64 KiB of "
-                      "padding after every allocation on the lesson's Sanitize: run ./testing", line)
+                      "padding after every allocation on the lesson's first Run: (it has no Sanitize: line) ./testing", line)
 
     def test_project_template(self):
         line = self.walk("project_template")
