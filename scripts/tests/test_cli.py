@@ -349,9 +349,9 @@ class TestCompare(Scratch):
                     "<source>(12): error: identifier \"x\" is undefined\n1 error detected in the compilation.\n")
         output_pane = ("<source>(12): error: identifier \"x\" is undefined\nASM generation compiler returned: 2\n"
                        "<source>(12): error: identifier \"x\" is undefined\nExecution build compiler returned: 2\n")
-        for pane in (executor, output_pane):
-            with self.subTest(pane=pane.splitlines()[0]):
-                status, _, err = self.compare(pane)
+        for text in (executor, output_pane):
+            with self.subTest(pane=text.splitlines()[0]):
+                status, _, err = self.compare(text)
                 self.assertOneLineError(status, err, EXIT_FAIL)
                 self.assertIn("this pane is a compile error: fix it first", err)
                 self.assertIn('identifier "x" is undefined', err)
@@ -359,12 +359,12 @@ class TestCompare(Scratch):
     def test_the_compilers_output_pane_is_refused(self):
         """The compiler's Output pane: 'Program returned: N', then the program's stderr and stdout
         unlabelled (static/panes/output.ts): refused in one line naming the executor pane."""
-        for pane in ("ASM generation compiler returned: 0\nExecution build compiler returned: 0\nProgram returned: 0\n"
+        for text in ("ASM generation compiler returned: 0\nExecution build compiler returned: 0\nProgram returned: 0\n"
                      + "GATE: boom\n" + T4_OUT,
                      "Program returned: 0\n" + T4_OUT,
                      "Compiler returned: 0\nProgram returned: 0\n"):
-            with self.subTest(pane=pane[:40]):
-                status, _, err = self.compare(pane)
+            with self.subTest(pane=text[:40]):
+                status, _, err = self.compare(text)
                 self.assertOneLineError(status, err, EXIT_USAGE)
                 self.assertIn("is the compiler's Output pane", err)
                 self.assertIn("copy Compiler Explorer's executor pane whole", err)
