@@ -529,7 +529,8 @@ def verify_table(record):
     if ctest:
         rows += ["", f"GPU CTest run (`{ctest.get('command', 'cmake --workflow --preset gpu')}`): "
                      f"{ctest.get('passed')} passed, {ctest.get('failed')} failed, {ctest.get('skipped')} skipped"
-                     + (f" ({', '.join(ctest['failed_tests'])})" if ctest.get("failed_tests") else "") + "."]
+                     + (f" ({', '.join(ctest['failed_tests'])})" if ctest.get("failed_tests") else "")
+                     + (", kept from an earlier verify (this one ran with --no-ctest)" if ctest.get("kept") else "") + "."]
     if record.get("common_kernels"):
         rows += ["", "Common kernels racechecked by their probes (left out of every program's racecheck): "
                  + "; ".join(f"{e['kernel']} ({e['program']}): {e['racecheck']} hazards" for e in record["common_kernels"])

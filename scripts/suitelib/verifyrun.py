@@ -268,7 +268,8 @@ def run_verify(root, args, facts, gpu, progs, cats):
     if partial:  # the last whole run's time stays the record's: check holds it to WHOLE_RUN_LIMIT_S
         record["whole_run"] = whole_run(old) if old else None
     record["anchors"] = anchors
-    record["ctest_gpu"] = results.get(("ctest", "gpu", "")) if with_ctest else (old or {}).get("ctest_gpu")
+    kept = (old or {}).get("ctest_gpu")  # --no-ctest: the last run's counts, marked as kept
+    record["ctest_gpu"] = results.get(("ctest", "gpu", "")) if with_ctest else (dict(kept, kept=True) if kept else None)
     if with_ctest and record["ctest_gpu"] is None:
         record["ctest_gpu"] = {"passed": 0, "failed": 1, "skipped": 0, "note": "not finished by the deadline"}
     record["phases_s"] = dict(clock.phases)

@@ -687,7 +687,9 @@ class TestVerifyCommand(Scratch):
         self.assertEqual(status, 0, out + err)
         record = json.loads((self.root / "expected/h200/verify.json").read_text())
         self.assertIn("expected/h200/starter/demo.txt", record["files"])
-        self.assertEqual(record["ctest_gpu"], {"passed": 3, "failed": 0, "skipped": 1})
+        self.assertEqual(record["ctest_gpu"], {"passed": 3, "failed": 0, "skipped": 1, "kept": True})
+        self.assertIn("3 passed, 0 failed, 1 skipped, kept from an earlier verify (this one ran with --no-ctest).",
+                      (self.root / "expected/h200/verify.md").read_text())
         self.assertCheckPasses("verify-record")
 
     def test_the_anchors_phase_gets_its_runner_and_the_kept_entries(self):
