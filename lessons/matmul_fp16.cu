@@ -95,8 +95,8 @@ __global__ void matmulTiledF32(const float* A, const float* B, float* C, int M,
   if (row < M && col < N) C[row * N + col] = acc;
 }
 
-// Changes one thing from matmulTiledF32: the inputs are stored as half. In the
-// lesson's kernel each element is widened to float and summed in a float accumulator. A
+// The lesson's kernel changes one thing from matmulTiledF32: the inputs are stored as half;
+// each element is widened to float and summed in a float accumulator. A
 // half x half product is exact in float (11 + 11 significand bits <= 24), so
 // the only new error is the rounding of the stored inputs.
 // memory (the lesson's kernel): the same tiles at half the bytes: a half-warp reads a
@@ -129,10 +129,10 @@ __global__ void matmulF16StoreF32Acc(const __half* A, const __half* B, float* C,
   // end snippet
 }
 
-// Changes one thing from matmulF16StoreF32Acc: the lesson's accumulator is a half,
+// The lesson's kernel changes one thing from matmulF16StoreF32Acc: the accumulator is a half,
 // updated by a fused half multiply-add that rounds the running sum to 11
 // significant bits at every one of the K steps; it becomes a float only when
-// written out. A measured counterexample, not a pattern to copy: no snippet
+// written out. The lesson's is a measured counterexample, not a pattern to copy: no snippet
 // quotes it.
 // Why its error grows with K: half values between 8 and 16 lie 2^-7 = 0.0078
 // apart. Once the running sum is that large, each new term (a product of at
@@ -399,7 +399,7 @@ void uploadInput(const std::vector<float>& x, long long count, float* dF32, __ha
 // errors of K additions add like a random walk, hence sqrt(K); the factor 4
 // (kSlack) is headroom over that typical size, not a worst-case bound; the table entry is
 // the floor.
-// Day 66's exact inputs never let this rule decide anything; here, with real
+// With Day 66's exact inputs, rtol 0 would have given the same verdicts; here, with real
 // rounding error (p = 10 for the half paths), it does.
 constexpr double kSlack = 4.0;
 double scaledRtol(double tableRtol, int mantissaBits, long long K) {

@@ -292,7 +292,7 @@ Verdicts runSuppliedSuite(Variant sum, const Data& d) {
 // =============================================================================
 // The hardened suite
 // =============================================================================
-// runHardenedSuite runs every hardened test against one wrapper and records
+// runHardenedSuite is to run every hardened test against one wrapper and record
 // each through report(v, ...). `catches` is the outcome this phase expects of
 // a test that can see a fault in gpuSum: Expect::Fail against gpuSum as
 // shipped, Expect::Pass against gpuSumRevised. A test that cannot see the
@@ -322,7 +322,7 @@ static_assert(kTinyN < kThreads, "the tiny rung must be smaller than one block")
 // (this rule leaves it behind from n = 440 on), and a value wide enough for
 // every n rejects nothing: test 3's 1e-2 is 163 times this rule's 6.122e-5
 // at n = 16483. This lesson's inputs are exact, so every correct sum has
-// rel 0 and this rule decides no verdict here; it decides from Day 71 on,
+// rel 0 and rtol 0 would give the same verdicts here; the rule decides from Day 71 on,
 // where half-precision storage makes correct results inexact.
 float scaledRtol(int n) {
   return std::max(kBaseRtol, 4.0f * 1.1920929e-7f * std::sqrt(static_cast<float>(n)));

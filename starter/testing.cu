@@ -289,7 +289,7 @@ Verdicts runSuppliedSuite(Variant sum, const Data& d) {
 // =============================================================================
 // The hardened suite
 // =============================================================================
-// runHardenedSuite runs every hardened test against one wrapper and records
+// runHardenedSuite is to run every hardened test against one wrapper and record
 // each through report(v, ...). `catches` is the outcome this phase expects of
 // a test that can see a fault in gpuSum: Expect::Fail against gpuSum as
 // shipped, Expect::Pass against gpuSumRevised. A test that cannot see the
