@@ -516,7 +516,7 @@ void printGateFailure(const char* kernel, const char* gate, int n, const GateRes
 // the same half inputs, k ascending, and one rounding per step (a float add of
 // an exact product; a fused half multiply-add). A host loop that does the same
 // must give the same bits. Rows 0, n/2 and n-1 are recomputed; a kernel with
-// another order, an extra rounding or a wrong index differs somewhere in them.
+// another order, an extra rounding or an index error that touches them differs there.
 struct ExactCheck {
   bool failed = false;
   int kernel = 0, row = 0, col = 0;

@@ -299,7 +299,7 @@ std::vector<T> hostVector(long long count, const char* what);
 constexpr long long kDefaultDim = 1024, kMaxDim = 1LL << 24;
 constexpr int kDefaultIters = 20, kMaxIters = 10000, kWarmups = 3, kMaxWarmups = 100;
 // A launch does 2*M*N*K FLOP, and each of its blocks walks K in ceil(K / TK) steps one after
-// another (a global load and two barriers each) that no hardware overlaps; then the CPU checks
+// another (a global load and two barriers each); then the CPU checks
 // M*N elements per point. Past 2^45 FLOP, 2^24 steps, 2^30 checks or 4 GiB of host memory the
 // command line is refused.
 static_assert(kMaxDim * kMaxDim < (1LL << 62) / 16 && kMaxDim / kTileCols < 2147483647LL,
