@@ -417,7 +417,7 @@ struct GuardedPanels {  // every float4 through load4's bounds tests
 };
 
 // Steps 10-13 move a panel through registers: startPanel issues its loads into
-// p, and finishPanel, once the FMAs that hide them are issued, stores p into
+// p, and finishPanel, once the FMAs meant to hide them are issued, stores p into
 // the other pair. (Step 14 overloads both, further down, for its B copies.)
 template <typename Fetch>
 __device__ __forceinline__ void startPanel(const Fetch& fetch, int k0, PanelRegs& p, float*,

@@ -425,7 +425,7 @@ void printCheck(const GemmCheck& r, const Options& o, const Tolerance& tol) {
 // A correct result does not show tiling: the untiled loop adds the same terms
 // in the same order and prints the same digits. What tiling needs is room for
 // its panels, and the compiled kernel says how much shared memory it declares
-// (the compiler drops an array no code uses). Fewer bytes than the two panels
+// (the compiler drops an array no code reads). Fewer bytes than the two panels
 // of this launch: the kernel cannot be staging them. (Its blind spot: a
 // kernel that uses shared memory without sharing it between threads can pass;
 // nothing this program prints tells it from a tiled one, reading it does.)
@@ -476,7 +476,7 @@ void printBytes(double bytes) {
 // snippet: roofline
 // One point on the roofline for one model of the traffic: AI = FLOP / bytes,
 // the ceiling min(peak, AI x bandwidth), and the median rate as a share of it
-// (above 100%: caches served part of the modelled traffic).
+// (above 100%: the real traffic was smaller than the model, e.g. caches served part of it).
 void placeOnRoofline(const char* model, double bytes, double flop, double gflops,
                      const Ceilings& c) {
   const double ai = flop / bytes;  // bytes > 0: C is written, and M, N > 0 here
