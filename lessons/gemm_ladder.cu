@@ -887,9 +887,9 @@ const Step kLadder[kSteps] = {
      "a warp's fragment reads are contiguous, so shared memory serves them without bank "
      "conflicts", LADDER_KERNEL(gemmWarpTiled, kThreads, 1), kBM, kBN},
     {"panel_pairs", "double-buffered panels",
-     "two panel pairs in shared memory (step 9: one), the next panel loaded into registers "
-     "before this panel's FMAs and stored into the other pair after them, so one barrier per "
-     "panel (two)",
+     "two panel pairs in shared memory (step 9: one), so the next panel can be loaded into "
+     "registers before this panel's FMAs and stored into the other pair after them, with one "
+     "barrier per panel (two)",
      "in the source, the next panel's loads are issued before this panel's FMAs, so they can be "
      "in flight during them, and a block waits at one barrier per panel instead of two",
      LADDER_KERNEL(gemmDoubleBuffered<false>, kThreads, 1), kBM, kBN},
