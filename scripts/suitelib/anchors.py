@@ -10,6 +10,7 @@ import statistics
 import time
 from pathlib import Path
 
+from . import SuiteError
 from .model import course
 from .running import run_binary
 
@@ -20,7 +21,15 @@ GOAL_ROUNDS = 5  # the least rounds of a goal's entry: its spread says how far o
 def lesson_runs(root):
     """(lesson, arguments, how to pick its rows, in how many of the ROUNDS it runs) of every anchor
     run in scripts/course.json (a run whose own setup takes many seconds may run in fewer)."""
-    return [(c.name, a["args"], a.get("pick", "all"), a.get("rounds", ROUNDS)) for c in course(root) for a in c.anchor_runs]
+    runs = [(c.name, a["args"], a.get("pick", "all"), a.get("rounds", ROUNDS)) for c in course(root) for a in c.anchor_runs]
+    for lesson, args, pick, rounds in runs:
+        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+            raise SuiteError(f"scripts/course.json: {lesson}'s anchor run {' '.join(args) or '(no arguments)'}: "
+                             f"rounds must be a whole number of at least 1, got {rounds!r}")
+        if pick not in ("all", "best", "best-per-kernel"):
+            raise SuiteError(f"scripts/course.json: {lesson}'s anchor run {' '.join(args) or '(no arguments)'}: "
+                             f"pick must be all, best or best-per-kernel, got {pick!r}")
+    return runs
 
 
 def csv_rows(text):
@@ -65,7 +74,7 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
     kernel, n, iters): [the round's gflops / the cuBLAS rate measured right after it...]} over the
     interleaved rounds (iters: the run's -iters words, so a lesson figure is only ever set against
     cuBLAS timed with as many launches)."""
-    lesson_g, cublas_g, round_ratios, best_runs = {}, {}, {}, set()
+    lesson_g, cublas_g, round_ratios, best_runs, rank = {}, {}, {}, {}, {}
     runs = lesson_runs(root)
     for round_no in range(max([ROUNDS] + [r for _, _, _, r in runs])):
         for lesson, args, pick, rounds in runs:
@@ -78,14 +87,15 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
             if result["exit_code"] != 0:
                 progress(f"anchors: {lesson} {' '.join(args)} exited {result['exit_code']}; skipped")
                 continue
-            # "best" is chosen once, over the rounds' medians (best_of_rounds): a round's own best
-            # can be another kernel where two run within noise of each other.
-            rows = gemm_rows(lesson, result["stdout"], "all" if pick == "best" else pick)
+            # "best" and "best-per-kernel" are chosen once, over the rounds' medians (best_of_rounds):
+            # a round's own best can be another row where two run within noise of each other.
+            rows = gemm_rows(lesson, result["stdout"], "all" if pick.startswith("best") else pick)
             iters = tuple(same_iters(args))
-            if pick == "best":
-                best_runs.add((lesson, iters))
-            for kernel, n, g in rows:
+            if pick.startswith("best"):
+                best_runs[(lesson, iters)] = pick
+            for place, (kernel, n, g) in enumerate(rows):
                 lesson_g.setdefault((lesson, kernel, n, iters), []).append(g)
+                rank[(lesson, kernel, n, iters)] = place  # the row's place in the CSV: the step order
             for n in dict.fromkeys(n for _, n, _ in rows):
                 start = time.monotonic()
                 got = cublas_gflops(runner(anchor, ["-n", str(n)] + list(iters))["stdout"])
@@ -94,20 +104,32 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
                     cublas_g.setdefault((n, iters), []).append(got)
                     for kernel, _, g in (r for r in rows if r[1] == n):
                         round_ratios.setdefault((lesson, kernel, n, iters), []).append(g / got)
-    return best_of_rounds(lesson_g, best_runs), cublas_g, round_ratios
+    return in_row_order(best_of_rounds(lesson_g, best_runs), rank), cublas_g, round_ratios
 
 
 def best_of_rounds(lesson_g, best_runs):
-    """lesson_g with only the kernel of the highest median rate kept for each (lesson, n, iters) of a
-    run that picks its best row."""
+    """lesson_g with, for a run that picks "best", only its row of the highest median rate kept, and
+    for one that picks "best-per-kernel", each kernel's row (its n) of the highest median rate."""
     best = {}
-    for (lesson, kernel, n, iters), values in lesson_g.items():
-        if (lesson, iters) in best_runs:
-            group = (lesson, n, iters)
+    for key, values in lesson_g.items():
+        lesson, kernel, n, iters = key
+        pick = best_runs.get((lesson, iters))
+        if pick:
+            group = (lesson, iters) if pick == "best" else (lesson, kernel, iters)
             if group not in best or statistics.median(values) > statistics.median(lesson_g[best[group]]):
-                best[group] = (lesson, kernel, n, iters)
+                best[group] = key
     keep = set(best.values())
     return {k: v for k, v in lesson_g.items() if (k[0], k[3]) not in best_runs or k in keep}
+
+
+def in_row_order(lesson_g, rank):
+    """lesson_g with each (lesson, n, iters) group's kernels in their CSV row order (the step order,
+    from the last round that printed them), groups as first met: a step missing from an early round
+    does not land after the top step, which the goal check takes as the group's last entry."""
+    groups = {}
+    for key in lesson_g:
+        groups.setdefault((key[0], key[2], key[3]), []).append(key)
+    return {key: lesson_g[key] for keys in groups.values() for key in sorted(keys, key=lambda k: rank.get(k, 0))}
 
 
 def anchor_entries(lesson_g, cublas_g, round_ratios=None):

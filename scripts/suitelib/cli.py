@@ -175,11 +175,12 @@ def join_args_values(argv, options):
 
 def refuse_lost_args(args):
     """`--args '--'` (or --args=--): argparse takes a lone '--' for its end-of-options mark and hands the
-    command an empty list, not the text; refused in one line (UsageError) instead of a traceback in
-    shlex or arguments silently dropped (ce-link). No Run: line of the course passes a lone '--'."""
+    command an empty list, not the text (Pythons before gh-109475), or the text '--' itself (after it);
+    either is refused in one line (UsageError) instead of a traceback in shlex or arguments silently
+    dropped or passed on (ce-link). No Run: line of the course passes a lone '--'."""
     given = ([getattr(args, "args", None)] + list(getattr(args, "extra_args", None) or [])
              + [pane[1] for pane in getattr(args, "panes", None) or []])
-    if any(value is not None and not isinstance(value, str) for value in given):
+    if any(value is not None and (not isinstance(value, str) or value.strip() == "--") for value in given):
         raise UsageError("--args '--': a lone '--' is no program's arguments (this tool's option parser takes it "
                          "for its end-of-options mark); give the run's arguments, e.g. --args '-m 1 -n 1 -k 1', "
                          "or leave --args out")

@@ -35,7 +35,9 @@ SAVE_AS_UTF8 = ("save it as UTF-8 (Windows PowerShell: `Get-Clipboard | Out-File
 
 
 def _size(n):
-    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.0f} KiB" if n % 2**10 == 0 else f"{n:,} bytes"
+    if n % 2**10:
+        return f"{n:,} bytes"  # a byte over a limit is not rounded to the limit
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 and n % 2**20 == 0 else f"{n // 2**10:,} KiB"
 
 
 def decode_pasted(data, path):

@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 
 from helpers import REPO, SCRIPTS, Scratch, no_gpu, patched
-from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, cli, commands, pane
+from suitelib import EXIT_FAIL, EXIT_OK, EXIT_SKIP, EXIT_USAGE, UsageError, cli, commands, pane
 from suitelib.transcripts import parse_transcript
 
 H200_OUT = "GPU: NVIDIA H200 (compute capability 9.0)\n[device] 132 SMs, 60 MiB L2\nanswer 42\nk 1.5 ms  40 regs\n"
@@ -153,6 +153,19 @@ class TestUserErrors(Scratch):
                     self.assertOneLineError(status, err, EXIT_USAGE)
                     self.assertIn("--args '--': a lone '--' is no program's arguments", err)
                     self.assertEqual(stdout, "")
+
+    def test_a_lone_double_dash_is_refused_whatever_argparse_hands_over(self):
+        """Pythons before gh-109475 hand the command [] for `--args=--`, later ones the text '--':
+        both are refused, so the rule holds on every Python the tool runs on."""
+        import argparse
+        for value in ([], "--", " -- "):
+            with self.subTest(value=value):
+                with self.assertRaises(UsageError) as caught:
+                    cli.refuse_lost_args(argparse.Namespace(args=value, panes=[("p.txt", None)]))
+                self.assertIn("a lone '--' is no program's arguments", str(caught.exception))
+                with self.assertRaises(UsageError):
+                    cli.refuse_lost_args(argparse.Namespace(args=None, panes=[("p.txt", value)]))
+        cli.refuse_lost_args(argparse.Namespace(args="-m 1 -- x", panes=[("p.txt", "-n 2")]))
 
     def test_a_folder_given_as_a_file_reads_well(self):
         status, _, err = self.main("compare", "demo", "--stdout", str(self.root))

@@ -399,6 +399,9 @@ class TestPaneReading(PaneScratch):
         status, _, err = self.judge("--pane", one_over, writes=False)
         self.assertOneLineError(status, err, EXIT_USAGE)
         self.assertIn(f"{PANE_LIMIT + 1:,} bytes is more than", err, "a byte over the limit is not rounded to it")
+        from suitelib.pane import _size
+        self.assertEqual([_size(n) for n in (4 * 2**20, 4 * 2**20 + 1, 320 * 2**10, 5 * 2**20 + 2**19)],
+                         ["4.0 MiB", "4,194,305 bytes", "320 KiB", "5,632 KiB"])
 
     def test_a_failing_pane_is_masked_once_for_every_recording(self):
         """Found 7: which_run masked a failing pane once per recording; now once, whatever their number."""

@@ -592,6 +592,52 @@ class TestAnchors(Scratch):
         self.assertEqual([(e["kernel"], e["gflops"], e["rounds"], e["ratio_min"], e["ratio_max"]) for e in entries],
                          [("point 128/8/1", 10.0, 3, 0.4, 0.5)])
 
+    def test_best_per_kernel_is_chosen_once_over_the_rounds(self):
+        """report_data's pick: each kernel's best n, chosen over the rounds' medians (a round's own best n
+        can flip between two sizes within noise, which gave one kernel two entries)."""
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "report_data", "day": "final", "teaches": "t", "anchor_runs": [{"args": [], "pick": "best-per-kernel"}]}]}))
+        rates = iter([(10, 10.5), (10.6, 10), (10, 10.4)])  # naive at n = 1000 and 2048, a round each
+
+        def runner(binary, args):
+            if Path(binary).name == "cublas_sgemm":
+                return {"exit_code": 0, "stdout": f"kernel,n,median_ms,gflops\ncublas_sgemm,{args[1]},1.0,20\n"}
+            a, b = next(rates)
+            return {"exit_code": 0, "stdout": f"kernel,n,verdict,gflops\nnaive,1000,PASS,{a}\nnaive,2048,PASS,{b}\n"
+                                              f"tiled,2048,PASS,30\n"}
+        folder = self.fake("report_data", "true", "bin")
+        self.fake("cublas_sgemm", "true", "bin")
+        entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
+        self.assertEqual([(e["kernel"], e["n"], e["rounds"]) for e in entries], [("naive", 2048, 3), ("tiled", 2048, 3)])
+
+    def test_a_step_missing_from_a_round_keeps_its_place_before_the_top_step(self):
+        """The goal judges a size's last entry as its top step: a step that failed in round 0 and
+        passed later stays in its CSV place, not after the top step."""
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "gemm_ladder", "day": "final", "teaches": "t",
+             "anchor_runs": [{"args": ["--csv", "-n", "4096"], "pick": "all", "rounds": 5}]}]}))
+        verdicts = iter(["FAIL"] + ["PASS"] * 4)
+
+        def runner(binary, args):
+            if Path(binary).name == "cublas_sgemm":
+                return {"exit_code": 0, "stdout": "kernel,n,median_ms,gflops\ncublas_sgemm,4096,1.0,10\n"}
+            return {"exit_code": 0, "stdout": "kernel,n,verdict,gflops\nstep1,4096,PASS,1\n"
+                                              f"step2,4096,{next(verdicts)},5\ntop,4096,PASS,9\n"}
+        folder = self.fake("gemm_ladder", "true", "bin")
+        self.fake("cublas_sgemm", "true", "bin")
+        entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
+        self.assertEqual([(e["kernel"], e["rounds"]) for e in entries], [("step1", 5), ("step2", 4), ("top", 5)])
+
+    def test_a_malformed_anchor_run_is_one_error(self):
+        for run, said in (({"args": [], "rounds": "5"}, "rounds must be a whole number of at least 1, got '5'"),
+                          ({"args": [], "rounds": 0}, "got 0"), ({"args": [], "pick": "fastest"}, "pick must be")):
+            with self.subTest(run=run):
+                (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+                    {"name": "gemm_ladder", "day": "final", "teaches": "t", "anchor_runs": [run]}]}))
+                with self.assertRaises(SuiteError) as caught:
+                    anchors.lesson_runs(self.root)
+                self.assertIn(said, str(caught.exception))
+
     def test_best_rows(self):
         sweep = "device,m,n,k,threads,tk,co,status,gflops\nX,1024,1024,1024,128,8,1,PASS,5\nX,1024,1024,1024,256,8,1,PASS,9\n"
         self.assertEqual(anchors.gemm_rows("sweep", sweep, "best"), [("point 256/8/1", 1024, 9.0)])
