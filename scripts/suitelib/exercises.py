@@ -186,13 +186,13 @@ def judge_pane(root, name, path, run, result, folder):
 
 
 def exercise_text(root, name):
-    """The text of exercises/NAME.cu for the pane route: UsageError (exit 2, nothing judged) where it is a
-    symbolic link, missing, or not UTF-8 text (its source key, which the pane record keeps, needs its text)."""
+    """(Program, text) of exercises/NAME.cu for the pane route: UsageError (exit 2, nothing judged) where it
+    is a symbolic link, missing, or not UTF-8 text (its source key, which the pane record keeps, needs its text)."""
     refuse_links(root, name, doing="judge a pane by it: the pane route judges and records your own file",
                  then=f"copy your work to exercises/{name}.cu and check again")
     source = exercise_file(root, name)
     try:
-        return read_text(source.path, "exercise file")
+        return source, read_text(source.path, "exercise file")
     except UsageError:
         raise
     except SuiteError as exc:  # not UTF-8: a file that cannot be read is no input, not a finding
@@ -231,9 +231,9 @@ def refuse_stand_ins(root, name, text):
     """SuiteError (exit 1, nothing judged) naming the exercise regions of exercises/NAME.cu whose code is
     still the starter's stand-in: comments aside, as the source key sees code, and every blank and line
     break too (a stand-in reformatted, spaces squeezed out or spread over more lines, is the same code;
-    only a string literal's spacing could tell two such apart, and a stand-in's is still a stand-in). Every stand-in trips a gate of the lesson,
-    so such a file cannot pass on a GPU; a pane of the lesson's correct output pasted beside it must not
-    pass either."""
+    only a string literal's spacing could tell two such apart, and a stand-in's is still a stand-in).
+    Every stand-in trips a gate of the lesson, so such a file cannot pass on a GPU; a pane of the
+    lesson's correct output pasted beside it must not pass either."""
     def code(body):
         return "".join("".join(code_lines(body)).split())
     starter = lesson(root, name, starter=True)
@@ -254,9 +254,9 @@ def check_panes(root, name, panes, gpu):
     what only a GPU can judge."""
     exercise_lesson(root, name)
     picked = pane_runs(root, name, panes)
-    text = exercise_text(root, name)
+    source, text = exercise_text(root, name)
     refuse_foreign_exercise(root, name, text)
-    key = exercise_file(root, name).source_key()
+    key = source.source_key()
     folder = running.transcript_gpu(root, gpu, None)
     results = [(path, run, read_pane(path)) for path, run in picked]
     refuse_stand_ins(root, name, text)

@@ -224,16 +224,6 @@ def _join(lines):
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def split_compiler_explorer(text):
-    """(stdout, stderr, exit code) of Compiler Explorer's executor pane, None when the text is no pane
-    (exit code None for a copy that starts at 'Program stdout'). SuiteError for a failed build, a
-    pane that did not run, or the compiler's Output pane."""
-    pane = _classified(tidy_headings(text.splitlines()), "the pane")
-    if pane.kind == "plain":
-        return None
-    return _join(pane.stdout), _join(pane.stderr), pane.code
-
-
 def read_pasted(stdout_path, stderr_path=None, exit_code=None, expected=None):
     """(result, notes): output the user saved, ready for compare(). Either Compiler Explorer's
     executor pane copied whole (its own exit code and both streams; --stderr or an --exit-code that
