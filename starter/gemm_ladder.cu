@@ -206,7 +206,7 @@ __device__ __forceinline__ void fetchPanels(const float* A, const float* B, int 
 
 // Where the B float4 e (e = tid + i x 256) of a panel goes: row e / 32, column e % 32 x 4.
 __host__ __device__ inline int bSlot(int e) { return e / (kBN / 4) * kBN + e % (kBN / 4) * 4; }
-// Registers -> shared, steps 6-7: both panels as in A and B (As[m][k], Bs[k][n]), a float4 a store.
+// Registers -> shared, steps 6-7: both panels as in A and B (As[m][k], Bs[k][n]), one 16-byte store a float4.
 __device__ __forceinline__ void stashPanelsAsLoaded(const PanelRegs& p, float* As, float* Bs) {
 #pragma unroll
   for (int i = 0, e = threadIdx.x; i < kBM * kBK / 4 / kThreads; ++i, e += kThreads)
