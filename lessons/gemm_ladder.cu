@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Final project - gemm_ladder: from 16x16 tiles toward cuBLAS FP32, one idea a step.
 //
-// One FP32 GEMM, C = A * B (row-major, any sizes), runs through fourteen steps, each of the lesson's
+// One FP32 GEMM, C = A * B (row-major, any sizes), runs through sixteen steps, each of the lesson's
 // but step 8 changing one thing from the step before: each step's comment says what, and so does its
 // printed "changes:" line. Every step is checked before it is timed (output poisoned with NaN, every
 // element against a double reference, the tolerance scaled with K and printed with the worst
@@ -13,6 +13,7 @@
 // Run:   ./gemm_ladder -n 2048
 // Run:   ./gemm_ladder -n 4096
 // Run:   ./gemm_ladder -m 1000 -n 1030 -k 999
+// Run:   ./gemm_ladder -m 2000 -n 4000 -k 64
 // Sanitize: ./gemm_ladder -m 130 -n 132 -k 512 -iters 1 -warmups 0
 //
 // sm_75 is the course's T4 (and Compiler Explorer's card); a newer GPU runs the PTX it embeds. -h
@@ -39,25 +40,26 @@
 #include <cuda_runtime.h>
 
 // =============================================================================
-// The ladder: fourteen steps, each but step 8 changing one thing from the step before (steps 2-3,
-// 4-5, 6-7, 10-11 and 13-14 are two instances of one kernel each; step 13 adds a summing kernel)
+// The ladder: sixteen steps, each but step 8 changing one thing from the step before (steps 2-3,
+// 4-5, 6-7, 10-11, 13-14 and 15-16 are two instances of one kernel each; step 13 adds a summing
+// kernel)
 // =============================================================================
 // Every kernel computes C (M x N) = A (M x K) * B (K x N), row-major, any sizes: panel loads
 // outside A or B read zero, stores outside C are skipped. In steps 1-12 every output is one fmaf
 // chain in ascending k, started at 0.0f: they change where the data lives and who computes what,
-// not the arithmetic. Steps 13 and 14, where they split K, add a few such chains in a fixed order.
+// not the arithmetic. Steps 13-16, where they split K, add a few such chains in a fixed order.
 constexpr int kT1 = 16;              // step 1: 16 x 16 tiles, 256 threads
 constexpr int kBK = 16;              // steps 2-14: k per panel, step 1's tile depth
 constexpr int kTM2 = 8;              // steps 2-3: 8 outputs a thread down a column
 constexpr int kBM2 = 64, kBN2 = 64;  // steps 3-4: 64 x 64 block tile
-constexpr int kTM = 8, kTN = 8;      // steps 4-14: 8 x 8 micro-tile per thread
-constexpr int kBM = 128, kBN = 128;  // steps 5-14: 128 x 128 block tile
+constexpr int kTM = 8, kTN = 8;      // steps 4-15: 8 x 8 micro-tile per thread (16: 8 x 16)
+constexpr int kBM = 128, kBN = 128;  // steps 5-15: 128 x 128 block tile (16: 128 x 256)
 constexpr int kThreads = kBM * kBN / (kTM * kTN);  // 256
-constexpr int kBMPad = kBM + 4;     // A row, steps 8-14: 16-byte aligned, each k row 4 banks on
-constexpr int kMinBlocks = 2;      // steps 4-14's launch bound: two blocks an SM (at 256 threads,
+constexpr int kBMPad = kBM + 4;     // A row, steps 8-16: 16-byte aligned, each k row 4 banks on
+constexpr int kMinBlocks = 2;      // steps 4-15's launch bound: two blocks an SM (at 256 threads,
                                    // from step 5 on, at most 128 registers a thread)
-constexpr int kWM = 64, kWN = 32;  // steps 9-14: the output tile of one warp
-constexpr int kLaneSpan = 16;      // steps 9-14: a lane's blocks of 4 columns sit 16 apart
+constexpr int kWM = 64, kWN = 32;  // steps 9-15: the output tile of one warp (16: 64 x 64)
+constexpr int kLaneSpan = 16;      // steps 9-16: a lane's blocks of 4 columns sit 16 apart
 static_assert(kThreads == 256 && kBM * kBK % (4 * kThreads) == 0 && kBK * kBN % (4 * kThreads) == 0,
               "steps 6-14: 256 threads load whole float4s of each 128 x 16 panel");
 static_assert((kBM / kWM) * (kBN / kWN) * 32 == kThreads && kWM == 8 * 2 * 4 && kWN == 4 * 2 * 4,
@@ -256,13 +258,14 @@ __device__ __forceinline__ void read8(const float* p, int gap, float* f) {
   f[0] = x.x, f[1] = x.y, f[2] = x.z, f[3] = x.w, f[4] = y.x, f[5] = y.y, f[6] = y.z, f[7] = y.w;
 }
 
-// The 8 x 8 FMAs of one k: acc[i][j] += fa[i] * fb[j], each a single fmaf.
+// The 8 x TN FMAs of one k (TN = 8; 16 in step 16): acc[i][j] += fa[i] * fb[j], each one fmaf.
+template <int TN>
 __device__ __forceinline__ void microTileFma(const float* fa, const float* fb,
-                                             float (&acc)[kTM][kTN]) {
+                                             float (&acc)[kTM][TN]) {
 #pragma unroll
   for (int i = 0; i < kTM; ++i)
 #pragma unroll
-    for (int j = 0; j < kTN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
+    for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
 }
 
 // A thread's 8 x 8 outputs at rows row0 .. +7 and columns col0 .. +7 (steps 6-8).
@@ -336,7 +339,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   storeMicroTile(C, M, N, rowBase + tRow * kTM, colBase + tCol * kTN, acc);
 }
 
-// Steps 9-14 map threads to outputs by warp: warp w owns a 64 x 32 tile, and its lane l (8 x 4
+// Steps 9-16 map threads to outputs by warp: warp w owns a 64 x 32 tile, and its lane l (8 x 4
 // lanes) owns 2 x 2 blocks of 4 x 4 outputs, rows (l / 4) * 4 + {0, 32} and columns (l % 4) * 4 +
 // {0, 16} of it. The fragments a warp reads at one k are then 8 contiguous float4 of A and 4 of B
 // (128 and 64 bytes, no bank conflict), where step 8's 16 float4 of B spaced 32 bytes apart
@@ -357,12 +360,13 @@ __device__ __forceinline__ void readFragments(const float* As, const float* Bs, 
   read8(&Bs[kk * kBN + col0], kLaneSpan, fb);
 }
 
+template <int TN>  // a lane's TN / 4 blocks of 4 columns, 16 apart (TN = 16: step 16)
 __device__ __forceinline__ void storeWarpTile(float* C, int M, int N, int row0, int col0,
-                                              float (&acc)[kTM][kTN]) {
+                                              float (&acc)[kTM][TN]) {
 #pragma unroll
   for (int i = 0; i < kTM; ++i)
 #pragma unroll
-    for (int h = 0; h < kTN / 4; ++h)
+    for (int h = 0; h < TN / 4; ++h)
       store4(C, row0 + (i / 4) * (kWM / 2) + i % 4, col0 + h * kLaneSpan, M, N, &acc[i][4 * h]);
 }
 
@@ -670,6 +674,181 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
                 blockIdx.x * kBN + warpTileCol0(threadIdx.x), acc);
 }
 
+// Steps 15-16 - a ring of cp.async stages (sm_80 and later). Step 15 copies both panels straight
+// into shared memory: A's 4 bytes at a time, transposed on the way (As[k][m] as in steps 8-14), B's
+// 16 bytes at a time. Panels are 8 deep and sit in a ring of three slots. At a stage's last k every
+// thread has read the stage's fragments (one k ahead); there each thread waits for its copies, one
+// barrier makes them everyone's, and the copies of the stage after next go into the slot of the
+// stage before, so they have the next stage's FMAs to land in. The loop runs whole rounds of three
+// stages as straight-line code, every slot a constant. Edge tiles take an instance of their own
+// whose copies outside A or B read nothing and write zeros; where every tile lies inside C, the
+// kernel holds no edge instance at all (launched by size). Step 16 gives each thread 8 x 16 outputs
+// (a 128 x 256 block tile) where C has at least kWideTiles of those tiles; elsewhere it runs step
+// 15. Each output is still one fmaf chain in ascending k, split as step 13 splits it, so the sums
+// are step 14's. Built for an older GPU (the Build: line's sm_75), a copy is a load into a
+// register and a store.
+constexpr int kRingBK = 8;      // k per stage
+constexpr int kRingSlots = 3;   // stages in shared memory at once
+constexpr int kWideTiles = 256; // step 16's 8 x 16 micro-tile from this many 128 x 256 tiles of C
+static_assert(2 * kWideTiles >= kSplitBlocks && kBK % kRingBK == 0,
+              "step 16's wide tiles never split K; a part's depth is whole stages");
+static_assert(kRingSlots * kRingBK * (kBMPad + 2 * kBN) * 4 <= 48 * 1024,
+              "step 16's ring fits the 48 KiB every GPU gives a block without opt-in");
+
+template <int Bytes>  // 4 or 16, both addresses aligned to it; in == false: zeros, nothing read
+__device__ __forceinline__ void copyOrZero(float* dst, const float* src, bool in) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(src),
+                 "r"(in ? 16 : 0) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(s), "l"(src),
+                 "r"(in ? 4 : 0) : "memory");
+#else
+  if constexpr (Bytes == 16)
+    *reinterpret_cast<float4*>(dst) = in ? *reinterpret_cast<const float4*>(src) : float4{};
+  else
+    *dst = in ? *src : 0.0f;
+#endif
+}
+__device__ __forceinline__ void commitCopies() {  // the copies issued since form one group
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int Pending>  // all but this thread's Pending newest groups have landed
+__device__ __forceinline__ void waitCopiesBut() {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
+#endif
+}
+
+template <int TN>  // one ring a block, shared by a kernel's interior and edge instances
+__device__ __forceinline__ float* ringSlots() {
+  __shared__ __align__(16) float ring[kRingSlots * kRingBK * (kBMPad + 16 * TN)];
+  return ring;
+}
+// A lane's first column: as warpTileCol0, a warp's tile 4 x TN wide (TN = 8: the same).
+__host__ __device__ inline int ringCol0(int tid, int tn) { return (tid / 32 % 4) * 4 * tn + tid % 4 * 4; }
+
+// This block's sums over [kBegin, kEnd) through the ring; Edge: every copy tested against M, N
+// and kEnd (kEnd - kBegin a multiple of 8 where it is false). Aligned: N % 4 == 0, so rows of B
+// start on 16-byte boundaries (a kernel of its own: the four 4-byte copies of the other case, in
+// the same kernel, cost its interior loop registers).
+template <int TN, bool Edge, bool Aligned>
+__device__ __forceinline__ void ringSums(const float* A, const float* B, int M, int N, int kBegin,
+                                         int kEnd, int K, float (&acc)[kTM][TN]) {
+  constexpr int BN = 16 * TN, slotFloats = kRingBK * (kBMPad + BN);
+  constexpr int aRows = kThreads / kRingBK, bCols = BN / 4, bRows = kThreads / bCols;
+  float* ring = ringSlots<TN>();
+  const int tid = threadIdx.x, rowBase = blockIdx.y * kBM, colBase = blockIdx.x * BN;
+  // This thread copies A at k = ak of rows am + {0, 32, 64, 96} and B's float4 at column bc of
+  // rows bk + i x bRows: a warp's A copies fill 4 rows x 8 k, each a bank of its own.
+  const int ak = tid % kRingBK, am = tid / kRingBK, bk = tid / bCols, bc = tid % bCols * 4;
+  const float* a = A + (1LL * rowBase + am) * K + kBegin + ak;  // both advance a stage a copy
+  const float* b = B + (1LL * kBegin + bk) * N + colBase + bc;
+  int k0 = kBegin;  // the first k of the next stage to copy
+  const auto copyStage = [&](int slot) {
+    float* As = ring + slot * slotFloats;
+    float* Bs = As + kRingBK * kBMPad;
+#pragma unroll
+    for (int i = 0; i < kBM * kRingBK / kThreads; ++i) {
+      const bool in = !Edge || (rowBase + am + i * aRows < M && k0 + ak < kEnd);
+      copyOrZero<4>(&As[ak * kBMPad + am + i * aRows], in ? a + 1LL * i * aRows * K : A, in);
+    }
+#pragma unroll
+    for (int i = 0; i < kRingBK * bCols / kThreads; ++i) {
+      float* d = &Bs[(bk + i * bRows) * BN + bc];
+      const float* g = b + 1LL * i * bRows * N;
+      const bool rowIn = !Edge || k0 + bk + i * bRows < kEnd;
+      if (Aligned) {
+        const bool in = rowIn && (!Edge || colBase + bc < N);
+        copyOrZero<16>(d, in ? g : B, in);
+      } else {  // rows of B not 16-byte aligned: four 4-byte copies
+        for (int j = 0; j < 4; ++j) copyOrZero<4>(d + j, g + j, rowIn && colBase + bc + j < N);
+      }
+    }
+    a += kRingBK, b += 1LL * kRingBK * N, k0 += kRingBK;
+  };
+  const int row0 = warpTileRow0(tid), col0 = ringCol0(tid, TN);
+  const auto readFragments = [&](int slot, int kk, float* fa, float* fb) {
+    const float* As = ring + slot * slotFloats;
+    read8(&As[kk * kBMPad + row0], kWM / 2, fa);
+#pragma unroll
+    for (int c = 0; c < TN / 4; ++c)
+      *reinterpret_cast<float4*>(&fb[4 * c]) =
+          *reinterpret_cast<const float4*>(&As[kRingBK * kBMPad + kk * BN + col0 + c * kLaneSpan]);
+  };
+  const int stages = (kEnd - kBegin + kRingBK - 1) / kRingBK;
+#pragma unroll
+  for (int s = 0; s < kRingSlots - 1; ++s) {  // stages 0 and 1, a group each
+    if (s < stages) copyStage(s);
+    commitCopies();
+  }
+  waitCopiesBut<1>();  // stage 0 has landed
+  __syncthreads();
+  float fa[2][kTM], fb[2][TN];
+  if (stages > 0) readFragments(0, 0, fa[0], fb[0]);
+  const auto stage = [&](int t, int slot) {  // stage t from its slot; the next k's fragments first
+#pragma unroll
+    for (int kk = 0; kk < kRingBK; ++kk) {
+      if (kk == kRingBK - 1) {
+        waitCopiesBut<0>();  // stage t + 1 has landed
+        __syncthreads();     // every copy of t + 1 seen; stage t - 1's slot read by all
+        if (t + 2 < stages) copyStage((slot + 2) % kRingSlots);
+        commitCopies();  // a group a stage, empty past the last
+      }
+      if (kk + 1 < kRingBK)
+        readFragments(slot, kk + 1, fa[(kk + 1) % 2], fb[(kk + 1) % 2]);
+      else if (t + 1 < stages)
+        readFragments((slot + 1) % kRingSlots, 0, fa[0], fb[0]);
+      microTileFma(fa[kk % 2], fb[kk % 2], acc);
+    }
+  };
+  const int whole = stages / kRingSlots * kRingSlots;
+  for (int t0 = 0; t0 < whole; t0 += kRingSlots)
+#pragma unroll
+    for (int s = 0; s < kRingSlots; ++s) stage(t0 + s, s);
+  for (int t = whole; t < stages; ++t) stage(t, t - whole);
+}
+
+// launch assumption: 256 threads; grid (ceil(N / (16 TN)), ceil(M / 128), parts), part z as in
+// step 13; AllIn only where every tile lies inside C (ringKernel). memory: three slots of an
+// 8 x 132 A panel and an 8 x 16 TN B panel (24.4 KiB at TN = 8, 36.4 KiB at 16).
+template <int TN, bool Aligned, bool AllIn>
+__global__ void __launch_bounds__(kThreads, TN == kTN ? kMinBlocks : 1)
+    gemmRing(const float* A, const float* B, float* W, int M, int N, int K, int depth) {
+  const int kBegin = blockIdx.z * depth, kEnd = min(K, kBegin + depth);
+  const int rowBase = blockIdx.y * kBM, colBase = blockIdx.x * 16 * TN;
+  float acc[kTM][TN] = {};
+  if (AllIn || (Aligned && interiorTile(rowBase, colBase, M, N, K) &&
+                 (TN == kTN || interiorTile(rowBase, colBase + kBN, M, N, K))))  // both halves
+    ringSums<TN, false, Aligned>(A, B, M, N, kBegin, kEnd, K, acc);
+  else
+    ringSums<TN, true, Aligned>(A, B, M, N, kBegin, kEnd, K, acc);
+  storeWarpTile(W + 1LL * blockIdx.z * M * N, M, N, rowBase + warpTileRow0(threadIdx.x),
+                colBase + ringCol0(threadIdx.x, TN), acc);
+}
+
+// The instance these sizes launch: no edge instance where M, N and K are multiples of the tile
+// (so N % 4 == 0), else the one for rows of B on 16-byte boundaries, or the one for the rest.
+using PartsKernel = void (*)(const float*, const float*, float*, int, int, int, int);
+template <int TN>
+PartsKernel ringKernel(long long M, long long N, long long K) {
+  if (M % kBM == 0 && N % (16 * TN) == 0 && K % kBK == 0) return gemmRing<TN, true, true>;
+  return N % 4 == 0 ? gemmRing<TN, true, false> : gemmRing<TN, false, false>;
+}
+template <int TN>
+const void* ringKernelAt(long long M, long long N, long long K) {
+  return reinterpret_cast<const void*>(ringKernel<TN>(M, N, K));
+}
+
+// Step 16 takes the wide tile where C has at least kWideTiles of them.
+__host__ __device__ inline bool wideTiles(long long M, long long N) {
+  return ((M + kBM - 1) / kBM) * ((N + 2 * kBN - 1) / (2 * kBN)) >= kWideTiles;
+}
+
 // =============================================================================
 // Machinery: skip it on a first read. The course toolkit's declarations; their
 // definitions are in the machinery band at the end of the file.
@@ -802,9 +981,11 @@ struct Step {
   const char* why;       // a fixed sentence: the reason, not a measurement
   const void* kernel;    // for cudaFuncGetAttributes
   int threads;
-  // work: scratch for the parts of steps 13-14 (splitCount x M x N floats where that is over 1)
+  // work: scratch for the parts of steps 13-16 (splitCount x M x N floats where that is over 1)
   void (*launch)(dim3 grid, const float*, const float*, float*, float* work, int, int, int);
   int tile_m, tile_n;    // the block's output tile: grid (ceil(N / tile_n), ceil(M / tile_m))
+  // steps 15-16: the instance launched at sizes (m, n, k); kernel is the one with edge tiles
+  const void* (*kernel_at)(long long m, long long n, long long k) = nullptr;
 };
 
 template <auto Kernel, int Tx, int Ty>
@@ -813,13 +994,12 @@ void launchKernel(dim3 grid, const float* A, const float* B, float* C, float*, i
   Kernel<<<grid, dim3(Tx, Ty)>>>(A, B, C, M, N, K);
 }
 
-// Steps 13-14: one part writes C directly; more write W and reduceSplits adds them.
-template <typename Interior>
-void launchSplitK(dim3 grid, const float* A, const float* B, float* C, float* work, int M, int N,
-                  int K) {
+// Steps 13-16: one part writes C directly; more write W and reduceSplits adds them.
+void launchPartsOf(PartsKernel kernel, dim3 grid, const float* A, const float* B, float* C,
+                   float* work, int M, int N, int K) {
   const int splits = splitCount(M, N, K), depth = splitDepth(K, splits);
   grid.z = unsigned(splits);
-  gemmSplitKWith<Interior><<<grid, kThreads>>>(A, B, splits > 1 ? work : C, M, N, K, depth);
+  kernel<<<grid, kThreads>>>(A, B, splits > 1 ? work : C, M, N, K, depth);
   if (splits == 1) return;
   CUDA_CHECK_LAUNCH();
   const long long count = 1LL * M * N;
@@ -827,13 +1007,26 @@ void launchSplitK(dim3 grid, const float* A, const float* B, float* C, float* wo
                                                                              splits);
 }
 
+template <auto Kernel>  // steps 13-14
+void launchParts(dim3 grid, const float* A, const float* B, float* C, float* work, int M, int N,
+                 int K) {
+  launchPartsOf(Kernel, grid, A, B, C, work, M, N, K);
+}
+template <int TN>  // steps 15-16: the instance these sizes take
+void launchRing(dim3 grid, const float* A, const float* B, float* C, float* work, int M, int N,
+                int K) {
+  launchPartsOf(ringKernel<TN>(M, N, K), grid, A, B, C, work, M, N, K);
+}
+
 #define LADDER_KERNEL(k, tx, ty) reinterpret_cast<const void*>(k), tx * ty, launchKernel<k, tx, ty>
-constexpr int kSteps = 14;
+constexpr int kSteps = 16;
 constexpr int kExerciseStep = 3;   // index of step 4, judged by what its kernel holds
 constexpr int kVectorStep = 5;     // index of step 6, the first with 16-byte accesses
 constexpr int kInteriorStep = 11;  // index of step 12
 constexpr int kSplitStep = 12;     // index of step 13
 constexpr int kAsyncStep = 13;     // index of step 14
+constexpr int kRingStep = 14;      // index of step 15
+constexpr int kWideStep = 15;      // index of step 16
 const Step kLadder[kSteps] = {
     {"tiled_16x16", "tiled 16 x 16, one output per thread (the project's kernel)",
      "the starting point: 16 x 16 tiles of A and B in shared memory, 16 deep, one output per "
@@ -914,7 +1107,7 @@ const Step kLadder[kSteps] = {
      "a small problem's few tiles leave SMs idle; parts of K give them work, for a write and a "
      "read of an M x N slice per part",
      reinterpret_cast<const void*>(gemmSplitKWith<InteriorPanels>), kThreads,
-     launchSplitK<InteriorPanels>, kBM, kBN},
+     launchParts<gemmSplitKWith<InteriorPanels>>, kBM, kBN},
     {"async_b", "the B panel copied by cp.async (builds for sm_80 and later)",
      "built for sm_80 or later, interior blocks copy the B panel from global to shared memory "
      "with cp.async, issued as the panel before starts and waited for at its end (step 13: "
@@ -924,7 +1117,25 @@ const Step kLadder[kSteps] = {
      "way and needs no store instruction, and the B panel is stored as it lies in B, so each of "
      "its float4s is a single 16-byte copy",
      reinterpret_cast<const void*>(gemmSplitKWith<AsyncBPanels>), kThreads,
-     launchSplitK<AsyncBPanels>, kBM, kBN},
+     launchParts<gemmSplitKWith<AsyncBPanels>>, kBM, kBN},
+    {"ring", "a ring of cp.async stages (builds for sm_80 and later)",
+     "both panels copied into a ring of three 8-deep slots in shared memory, by cp.async where "
+     "the build has it (the [device] line says), each stage's copies issued at the last k of "
+     "the stage two before, one barrier a stage (step 14: two 16-deep panel pairs, A through "
+     "registers); A 4 bytes a copy, transposed on its way, B 16; edge tiles' copies zero-fill "
+     "past A and B; the split as step 14's",
+     "where the build has cp.async, neither panel passes through registers or takes a store "
+     "instruction (step 14: A's did), so fewer instructions compete with the FMAs for issue "
+     "slots; the loop, unrolled by the three slots, addresses each by a constant",
+     reinterpret_cast<const void*>(gemmRing<kTN, true, false>), kThreads, launchRing<kTN>, kBM,
+     kBN, ringKernelAt<kTN>},
+    {"wide_tile", "8 x 16 outputs per thread where C has enough tiles",
+     "an 8 x 16 micro-tile per thread (step 15: 8 x 8) on a 128 x 256 block tile, where C has "
+     "at least 256 such tiles; elsewhere step 15 itself",
+     "per k a thread reads 24 values from shared memory for 128 FMAs (step 15: 16 for 64), so "
+     "fewer instructions compete with the FMAs for issue slots",
+     reinterpret_cast<const void*>(gemmRing<2 * kTN, true, false>), kThreads, launchRing<2 * kTN>,
+     kBM, 2 * kBN, ringKernelAt<2 * kTN>},
 };
 #undef LADDER_KERNEL
 // =============================================================================
@@ -1042,6 +1253,46 @@ std::string asyncCopyText(int ptxVersion, long long m, long long n, long long k)
   return buf;
 }
 
+// Steps 15-16's copies in this build, as printed (a [device] line, as step 14's).
+std::string ringCopyText(int ptxVersion) {
+  const std::string code = "the device code this GPU runs is compute_" + std::to_string(ptxVersion);
+  return ptxVersion >= 80 ? "cp.async: both panels (" + code + ")"
+                          : "cp.async: none, " + code + " (cp.async needs compute_80), so steps "
+                            "15-16 move each value by a load into a register and a store";
+}
+
+// Which instance steps 15-16 launch at these sizes (tn: 8 or 16 outputs a row of the micro-tile),
+// as printed.
+std::string ringTilesText(long long m, long long n, long long k, int tn) {
+  const long long bn = 16LL * tn, tiles = ((m + kBM - 1) / kBM) * ((n + bn - 1) / bn);
+  long long inside = 0;  // tiles that take the copies without bounds tests
+  for (long long r = 0; r + kBM <= m; r += kBM)
+    for (long long c = 0; c + bn <= n; c += bn)
+      inside += interiorTile(int(r), int(c), int(m), int(n), int(k)) &&
+                interiorTile(int(r), int(c + bn - kBN), int(m), int(n), int(k));
+  char buf[320];
+  if (m % kBM == 0 && n % bn == 0 && k % kBK == 0)
+    std::snprintf(buf, sizeof buf, "all %lld inside C (M a multiple of 128, N of %lld, K of 16): "
+                  "the kernel without an edge instance", tiles, bn);
+  else if (n % 4 == 0)
+    std::snprintf(buf, sizeof buf, "%lld of %lld copy without bounds tests, the rest through "
+                  "zero-filling copies", inside, tiles);
+  else
+    std::snprintf(buf, sizeof buf, "all %lld through zero-filling copies, B's 4 bytes at a time "
+                  "(N = %lld is not a multiple of 4)", tiles, n);
+  return buf;
+}
+
+// Step 16's tile at these sizes, as printed.
+std::string wideText(long long m, long long n) {
+  const long long tiles = ((m + kBM - 1) / kBM) * ((n + 2 * kBN - 1) / (2 * kBN));
+  char buf[200];
+  std::snprintf(buf, sizeof buf, wideTiles(m, n) ? "8 x 16 outputs a thread, C in %lld tiles of "
+                "128 x 256 (at least %d)" : "none, C has %lld tiles of 128 x 256 (under %d), so "
+                "step 16 runs step 15", tiles, kWideTiles);
+  return buf;
+}
+
 struct Problem {
   int m, n, k;
   double flop;
@@ -1049,7 +1300,7 @@ struct Problem {
   std::vector<double> ref;
   Tolerance tol;
   float *dA, *dB, *dC;
-  float* dWork;  // the parts of steps 13-14: splitCount x M x N floats where that is over 1
+  float* dWork;  // the parts of steps 13-16: splitCount x M x N floats where that is over 1
 };
 
 struct StepResult { bool timed = false; double median_ms = 0.0, gflops = 0.0; };
@@ -1059,14 +1310,16 @@ struct StepResult { bool timed = false; double median_ms = 0.0, gflops = 0.0; };
 // step before's median (0 if it was not timed).
 StepResult runStep(int s, const Problem& p, int warmups, int iters, double peak, double prevMs,
                    int smCount, std::FILE* out, bool& ok) {
-  const Step& st = kLadder[s];
-  const dim3 grid((p.n + st.tile_n - 1) / st.tile_n, (p.m + st.tile_m - 1) / st.tile_m);
-  const auto launch = [&] { st.launch(grid, p.dA, p.dB, p.dC, p.dWork, p.m, p.n, p.k); };
+  const Step& st = kLadder[s];  // its lines; run: what it launches (step 16 may run step 15)
+  const Step& run = s == kWideStep && !wideTiles(p.m, p.n) ? kLadder[kRingStep] : st;
+  const dim3 grid((p.n + run.tile_n - 1) / run.tile_n, (p.m + run.tile_m - 1) / run.tile_m);
+  const auto launch = [&] { run.launch(grid, p.dA, p.dB, p.dC, p.dWork, p.m, p.n, p.k); };
+  const void* kernel = run.kernel_at ? run.kernel_at(p.m, p.n, p.k) : run.kernel;
   cudaFuncAttributes fa{}, prev{};  // prev: the step before's, which step 6's lines compare with
-  CUDA_CHECK(cudaFuncGetAttributes(&fa, st.kernel));
+  CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
   if (s > 0) CUDA_CHECK(cudaFuncGetAttributes(&prev, kLadder[s - 1].kernel));
   int perSm = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, st.kernel, st.threads, 0));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, run.threads, 0));
   const bool standIn = s == kExerciseStep && !registerBlockingProblem(fa, s).empty();
   std::fprintf(out, "Step %d - %s%s\n  changes: %s\n", s + 1, standIn ? "the lesson's " : "", st.title,
                changesText(s, fa, prev).c_str());
@@ -1077,11 +1330,17 @@ StepResult runStep(int s, const Problem& p, int warmups, int iters, double peak,
     std::fprintf(out, "  split: %s\n", splitText(p.m, p.n, p.k).c_str());
   if (s == kInteriorStep)
     std::fprintf(out, "  interior: %s\n", interiorText(p.m, p.n, p.k).c_str());
+  if (s == kWideStep)
+    std::fprintf(out, "  wide: %s\n", wideText(p.m, p.n).c_str());
+  if (s >= kRingStep)
+    std::fprintf(out, "  tiles: %s\n", ringTilesText(p.m, p.n, p.k, run.tile_n / 16).c_str());
   std::fprintf(out, "  launch: grid (%u, %u, %d) x %d threads, %zu B shared memory, %d regs, %d "
-               "blocks/SM\n", grid.x, grid.y, splits, st.threads, fa.sharedSizeBytes, fa.numRegs,
+               "blocks/SM\n", grid.x, grid.y, splits, run.threads, fa.sharedSizeBytes, fa.numRegs,
                perSm);
   if (s == kAsyncStep)  // __CUDA_ARCH__ in the device code is the PTX version the build holds
     std::fprintf(out, "  [device] %s\n", asyncCopyText(fa.ptxVersion, p.m, p.n, p.k).c_str());
+  if (s == kRingStep)
+    std::fprintf(out, "  [device] %s\n", ringCopyText(fa.ptxVersion).c_str());
   if (s == kSplitStep)
     std::fprintf(out, "  [device] %lld blocks in %d SMs x %d blocks/SM: %.2f waves\n",
                  1LL * grid.x * grid.y * splits, smCount, perSm,
@@ -1144,7 +1403,7 @@ std::string usageText() {
   std::snprintf(
       buf, sizeof buf,
       "usage: gemm_ladder [-n N] [-m M] [-k K] [-iters I] [-warmups W] [--csv] [-h | --help]\n"
-      "C (M x N) = A (M x K) * B (K x N), FP32, row-major, by fourteen steps, each checked against\n"
+      "C (M x N) = A (M x K) * B (K x N), FP32, row-major, by sixteen steps, each checked against\n"
       "a double reference, then timed.\n"
       "  -n N        columns of C, an integer in [0, %lld] (default %lld); -n alone is\n"
       "              square: M and K default to N\n"
@@ -1191,7 +1450,7 @@ Options parseOptions(CommandLine& cl) {
 
 // Why this device cannot run the problem, or "": the grid of every step, and
 // the device memory of the reference (A, B and a double C) or of the ladder (A, B,
-// C and the parts of steps 13-14), whichever is larger.
+// C and the parts of steps 13-16), whichever is larger.
 std::string deviceProblem(const Options& o, const int maxGrid[3], size_t freeBytes) {
   char buf[320] = "";
   for (const Step& st : kLadder) {
@@ -1203,7 +1462,7 @@ std::string deviceProblem(const Options& o, const int maxGrid[3], size_t freeByt
       return buf;
     }
   }
-  // The reference's buffers are freed before the ladder's (A, B, C and the parts of steps 13-14).
+  // The reference's buffers are freed before the ladder's (A, B, C and the parts of steps 13-16).
   const int splits = splitCount(o.m, o.n, o.k);
   const long long ab = 4 * (o.m * o.k + o.k * o.n);
   const long long need = std::max(ab + 8 * o.m * o.n, ab + 4 * o.m * o.n * (1 + (splits > 1 ? splits : 0)));

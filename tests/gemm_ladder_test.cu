@@ -213,15 +213,15 @@ TEST(GemmLadderTable, EachStepNamesItsOneChange) {
   EXPECT_EQ(kSplitMinK, 256);
 }
 
-TEST(GemmLadderTable, FourteenStepsEachLaunchingWholeTiles) {
-  ASSERT_EQ(kSteps, 14);
+TEST(GemmLadderTable, SixteenStepsEachLaunchingWholeTiles) {
+  ASSERT_EQ(kSteps, 16);
   const std::vector<std::string> names = {
       "tiled_16x16", "column_8",     "blocktile_1d", "regblock_2d",     "tile_128",
       "global_16b",  "vectorized",   "transposed_a", "warptile",        "panel_pairs",
-      "double_buffered", "interior_loads", "split_k", "async_b"};
+      "double_buffered", "interior_loads", "split_k", "async_b", "ring", "wide_tile"};
   const int kMT = kTM * kTN;
-  const int outputsPerThread[kSteps] = {1,   kTM2, kTM2, kMT, kMT, kMT, kMT,
-                                        kMT, kMT,  kMT,  kMT, kMT, kMT, kMT};
+  const int outputsPerThread[kSteps] = {1,   kTM2, kTM2, kMT, kMT, kMT, kMT, kMT,
+                                        kMT, kMT,  kMT,  kMT, kMT, kMT, kMT, 2 * kMT};
   for (int s = 0; s < kSteps; ++s) {
     EXPECT_EQ(kLadder[s].csv_name, names[size_t(s)]);
     EXPECT_EQ(kLadder[s].threads * outputsPerThread[s], kLadder[s].tile_m * kLadder[s].tile_n)
@@ -230,7 +230,7 @@ TEST(GemmLadderTable, FourteenStepsEachLaunchingWholeTiles) {
     EXPECT_NE(kLadder[s].changes, nullptr);
   }
   EXPECT_STREQ(kLadder[kExerciseStep].csv_name, "regblock_2d") << "the exercise is step 4";
-  for (int s : {1, kExerciseStep, 5, 9})  // steps 2-3, 4-5, 6-7, 10-11: one template each
+  for (int s : {1, kExerciseStep, 5, 9, kSplitStep, kRingStep})  // one template each
     EXPECT_NE(kLadder[s].kernel, kLadder[s + 1].kernel)
         << "steps " << s + 1 << " and " << s + 2 << ": two kernels (two instances of one template)";
   EXPECT_EQ(kLadder[1].tile_m, kLadder[0].tile_m) << "step 2 keeps step 1's tile";
@@ -238,6 +238,10 @@ TEST(GemmLadderTable, FourteenStepsEachLaunchingWholeTiles) {
   EXPECT_STREQ(kLadder[kSplitStep].csv_name, "split_k");
   EXPECT_STREQ(kLadder[kAsyncStep].csv_name, "async_b");
   EXPECT_NE(kLadder[kAsyncStep].kernel, kLadder[kSplitStep].kernel);
+  EXPECT_STREQ(kLadder[kRingStep].csv_name, "ring");
+  EXPECT_STREQ(kLadder[kWideStep].csv_name, "wide_tile");
+  EXPECT_EQ(kLadder[kWideStep].tile_n, 2 * kLadder[kRingStep].tile_n) << "step 16: 128 x 256";
+  EXPECT_EQ(kLadder[kWideStep].tile_m, kLadder[kRingStep].tile_m);
   EXPECT_STREQ(kLadder[kInteriorStep].csv_name, "interior_loads");
   EXPECT_LE(2 * (kBK * kBMPad + kBK * kBN) * 4, 48 * 1024) << "no opt-in needed anywhere";
 }
@@ -457,6 +461,71 @@ TEST(GemmLadderAsyncB, TheDeviceLineNamesTheCopiesThisBuildMakes) {
   EXPECT_EQ(asyncCopyText(90, 130, 132, 512),
             "B copies: cp.async for the interior tiles, 1 of 4 (the device code this GPU runs is "
             "compute_90)");
+}
+
+// Steps 15-16 (256 threads; warps of 64 x 4 TN): ringCol0 with storeWarpTile's map covers the
+// 128 x 16 TN tile once, is warpTileCol0 at TN = 8, and a warp's B fragment reads at one k are
+// contiguous float4s (TN / 4 runs of 4, each 64 bytes).
+TEST(GemmLadderRing, TheWideMapCoversItsTileOnceAndMatchesStep9sAtEightColumns) {
+  for (int tn : {kTN, 2 * kTN}) {
+    const int bn = 16 * tn;
+    std::vector<int> owner(size_t(kBM * bn), -1);
+    for (int tid = 0; tid < kThreads; ++tid) {
+      if (tn == kTN) EXPECT_EQ(ringCol0(tid, tn), warpTileCol0(tid)) << tid;
+      for (int i = 0; i < kTM; ++i)
+        for (int j = 0; j < tn; ++j) {
+          const int r = warpTileRow0(tid) + (i / 4) * (kWM / 2) + i % 4;
+          const int c = ringCol0(tid, tn) + (j / 4) * kLaneSpan + j % 4;
+          ASSERT_TRUE(r >= 0 && r < kBM && c >= 0 && c < bn) << tid;
+          EXPECT_EQ(owner[size_t(r * bn + c)], -1) << "TN " << tn << ", row " << r << ", col " << c;
+          owner[size_t(r * bn + c)] = tid;
+        }
+    }
+    for (int warp = 0; warp < kThreads / 32; ++warp)
+      for (int h = 0; h < tn / 4; ++h) {
+        std::set<int> b;
+        for (int lane = 0; lane < 32; ++lane) b.insert(ringCol0(32 * warp + lane, tn) + h * kLaneSpan);
+        ASSERT_EQ(b.size(), 4u);
+        EXPECT_EQ(*b.rbegin() - *b.begin(), 12);
+      }
+  }
+}
+
+// Step 16's rule depends on M and N alone and never splits K; its line says which kernel runs.
+TEST(GemmLadderRing, TheWideTileTakesOnlyGridsOfAtLeast256TilesAndNeverSplits) {
+  EXPECT_FALSE(wideTiles(1024, 1024));  // 8 x 4 = 32 tiles
+  EXPECT_FALSE(wideTiles(2048, 2048));  // 128
+  EXPECT_TRUE(wideTiles(4096, 4096));   // 512
+  EXPECT_TRUE(wideTiles(2000, 4000));   // 16 x 16 = 256
+  EXPECT_FALSE(wideTiles(1920, 4000));  // 15 x 16 = 240
+  for (long long m : {2000LL, 4096LL, 8192LL})
+    for (long long k : {16LL, 64LL, 100000LL})
+      if (wideTiles(m, 4000)) EXPECT_EQ(splitCount(m, 4000, k), 1) << m << " " << k;
+  EXPECT_EQ(wideText(2000, 4000), "8 x 16 outputs a thread, C in 256 tiles of 128 x 256 (at least 256)");
+  EXPECT_EQ(wideText(1024, 1024), "none, C has 32 tiles of 128 x 256 (under 256), so step 16 runs step 15");
+  EXPECT_EQ(ringCopyText(90), "cp.async: both panels (the device code this GPU runs is compute_90)");
+  EXPECT_EQ(ringCopyText(75), "cp.async: none, the device code this GPU runs is compute_75 (cp.async "
+                              "needs compute_80), so steps 15-16 move each value by a load into a "
+                              "register and a store");
+  EXPECT_EQ(kRingSlots * kRingBK * (kBMPad + 2 * kBN) * 4, 37248) << "step 16's 36.4 KiB";
+  // The instance each size launches: no edge instance only where every tile lies inside C.
+  EXPECT_EQ(ringKernel<8>(1024, 1024, 1024), (gemmRing<8, true, true>));
+  EXPECT_EQ(ringKernel<8>(1024, 1024, 1000), (gemmRing<8, true, false>)) << "K % 16 != 0";
+  EXPECT_EQ(ringKernel<8>(1000, 1024, 1024), (gemmRing<8, true, false>)) << "M % 128 != 0";
+  EXPECT_EQ(ringKernel<8>(1024, 1000, 1024), (gemmRing<8, true, false>)) << "N % 128 != 0";
+  EXPECT_EQ(ringKernel<8>(1000, 1030, 999), (gemmRing<8, false, false>)) << "N % 4 != 0";
+  EXPECT_EQ(ringKernel<16>(4096, 4096, 4096), (gemmRing<16, true, true>));
+  EXPECT_EQ(ringKernel<16>(4096, 3968, 4096), (gemmRing<16, true, false>)) << "N % 256 != 0";
+  EXPECT_EQ(ringKernel<16>(2000, 4000, 64), (gemmRing<16, true, false>));
+  EXPECT_EQ(ringTilesText(1024, 1024, 1024, 8), "all 64 inside C (M a multiple of 128, N of 128, K "
+                                                "of 16): the kernel without an edge instance");
+  EXPECT_EQ(ringTilesText(2000, 4000, 64, 16), "225 of 256 copy without bounds tests, the rest "
+                                               "through zero-filling copies");
+  EXPECT_EQ(ringTilesText(130, 132, 512, 8), "1 of 4 copy without bounds tests, the rest through "
+                                             "zero-filling copies");
+  EXPECT_EQ(ringTilesText(1000, 1030, 999, 8), "all 72 through zero-filling copies, B's 4 bytes at "
+                                               "a time (N = 1030 is not a multiple of 4)");
+  EXPECT_EQ(kRingSlots * kRingBK * (kBMPad + kBN) * 4, 24960) << "step 15's 24.4 KiB";
 }
 
 }  // namespace

@@ -49,17 +49,18 @@ for n in $SIZES; do
     done
   done
 done
-# The Run: lines and the sm_75 build's result lines against the native build's.
-./gl90 > $R/run_default.txt 2>&1; echo "rc=$?" >> $R/run_default.txt
-./gl90 -n 4096 > $R/run_4096.txt 2>&1; echo "rc=$?" >> $R/run_4096.txt
-./gl90 -m 1000 -n 1030 -k 999 > $R/run_odd.txt 2>&1; echo "rc=$?" >> $R/run_odd.txt
-./gl75 > $R/run75_default.txt 2>&1; echo "rc=$?" >> $R/run75_default.txt
-./gl75 -m 1000 -n 1030 -k 999 > $R/run75_odd.txt 2>&1; echo "rc=$?" >> $R/run75_odd.txt
-res() { grep -E "check:|split:|interior:|at these sizes|rtol|Problem|changes:" "$1"; }
-{ diff <(res $R/run_default.txt) <(res $R/run75_default.txt) && echo "sm_75 default: same result lines";
-  diff <(res $R/run_odd.txt) <(res $R/run75_odd.txt) && echo "sm_75 odd: same result lines"; } > $R/sm75_compare.txt 2>&1
-# Repeat run: the same digits.
-./gl90 > $R/run_default2.txt 2>&1; diff <(res $R/run_default.txt) <(res $R/run_default2.txt) > $R/repeat_compare.txt 2>&1 && echo "repeat: same result lines" >> $R/repeat_compare.txt
+# The Run: lines (native and sm_75 PTX-JIT builds): the sm_75 build's result lines against the
+# native build's, and a repeat of the default run (the same digits).
+res() { grep -E "check:|split:|interior:|wide:|at these sizes|rtol|Problem|changes:" "$1"; }
+i=0
+while read -r args; do
+  i=$((i+1))
+  ./gl90 $args > $R/run_$i.txt 2>&1; echo "rc=$?" >> $R/run_$i.txt
+  ./gl75 $args > $R/run75_$i.txt 2>&1; echo "rc=$?" >> $R/run75_$i.txt
+  diff <(res $R/run_$i.txt) <(res $R/run75_$i.txt) >> $R/sm75_compare.txt 2>&1 &&
+    echo "sm_75 run $i ($args): same result lines" >> $R/sm75_compare.txt
+done < <(grep '^// Run:' gemm_ladder.cu | sed 's|^// Run: *./gemm_ladder *||')
+./gl90 > $R/run_default2.txt 2>&1; diff <(res $R/run_1.txt) <(res $R/run_default2.txt) > $R/repeat_compare.txt 2>&1 && echo "repeat: same result lines" >> $R/repeat_compare.txt
 # compute-sanitizer on the Sanitize: line.
 SAN=$(grep -m1 '^// Sanitize:' gemm_ladder.cu | sed 's|^// Sanitize: *./gemm_ladder||')
 for tool in ${SANITIZERS:-memcheck racecheck}; do
@@ -92,5 +93,5 @@ cd $R && tar czf $OUT/gemm_ladder.tgz . && cd $W
 # Summary: median ratio per step and size (lesson median of rounds / cuBLAS median of rounds).
 python3 "$root/scripts/bench/gemm_ladder_summary.py" "$R" "$SIZES" > $OUT/summary.txt
 cat $OUT/summary.txt
-for f in $R/run_default.txt $R/run_4096.txt $R/run_odd.txt $R/san_memcheck.txt $R/san_racecheck.txt $R/sm75_compare.txt $R/repeat_compare.txt; do echo "== $f"; tail -3 $f; done
+for f in $R/run_[0-9]*.txt $R/san_memcheck.txt $R/san_racecheck.txt $R/sm75_compare.txt $R/repeat_compare.txt; do echo "== $f"; tail -3 $f; done
 grep -h "GATE\|FAIL" $R/*.err $R/run_*.txt | head
