@@ -727,8 +727,8 @@ __host__ __device__ inline int ringCol0(int tid, int tn) { return (tid / 32 % 4)
 
 // This block's sums over [kBegin, kEnd) through the ring; Edge: every copy tested against M, N
 // and kEnd (kEnd - kBegin a multiple of 8 where it is false). Aligned: N % 4 == 0, so rows of B
-// start on 16-byte boundaries (a kernel of its own: the four 4-byte copies of the other case, in
-// the same kernel, cost its interior loop registers).
+// start on 16-byte boundaries (a kernel of its own: compiled into the same kernel, the four 4-byte
+// copies of the other case changed the interior loop's registers and slowed it, tuning notes 19).
 template <int TN, bool Edge, bool Aligned>
 __device__ __forceinline__ void ringSums(const float* A, const float* B, int M, int N, int kBegin,
                                          int kEnd, int K, float (&acc)[kTM][TN]) {
@@ -739,7 +739,7 @@ __device__ __forceinline__ void ringSums(const float* A, const float* B, int M, 
   // This thread copies A at k = ak of rows am + {0, 32, 64, 96} and B's float4 at column bc of
   // rows bk + i x bRows: a warp's A copies fill 4 rows x 8 k, each a bank of its own.
   const int ak = tid % kRingBK, am = tid / kRingBK, bk = tid / bCols, bc = tid % bCols * 4;
-  const float* a = A + (1LL * rowBase + am) * K + kBegin + ak;  // both advance a stage a copy
+  const float* a = A + (1LL * rowBase + am) * K + kBegin + ak;  // both advance a stage a copyStage
   const float* b = B + (1LL * kBegin + bk) * N + colBase + bc;
   int k0 = kBegin;  // the first k of the next stage to copy
   const auto copyStage = [&](int slot) {

@@ -491,6 +491,20 @@ TEST(GemmLadderRing, TheWideMapCoversItsTileOnceAndMatchesStep9sAtEightColumns) 
   }
 }
 
+// Steps 15-16's A copies (ringSums: thread tid copies k = tid % 8 of row tid / 8 (+ 32 i) into
+// As[k * 132 + row]): the 32 lanes of a warp write 32 different banks in each copy instruction.
+TEST(GemmLadderRing, AWarpsACopiesFallOnThirtyTwoBanks) {
+  for (int warp = 0; warp < kThreads / 32; ++warp)
+    for (int i = 0; i < kBM * kRingBK / kThreads; ++i) {
+      std::set<int> banks;
+      for (int lane = 0; lane < 32; ++lane) {
+        const int tid = 32 * warp + lane, ak = tid % kRingBK, am = tid / kRingBK;
+        banks.insert((ak * kBMPad + am + i * (kThreads / kRingBK)) % 32);
+      }
+      EXPECT_EQ(banks.size(), 32u) << "warp " << warp << ", copy " << i;
+    }
+}
+
 // Step 16's rule depends on M and N alone and never splits K; its line says which kernel runs.
 TEST(GemmLadderRing, TheWideTileTakesOnlyGridsOfAtLeast256TilesAndNeverSplits) {
   EXPECT_FALSE(wideTiles(1024, 1024));  // 8 x 4 = 32 tiles

@@ -64,7 +64,7 @@ struct StageLayoutT {
   static constexpr int kStageFloats = kAFloats + BK * BN;
 };
 
-// probeGemmP: the candidate lesson kernel (steps 12-13 of branch steps12-13). A panel stored
+// probeGemmP: the kernel steps 15-16 of lessons/gemm_ladder.cu were rebuilt from (first as steps 12-13 of a lost branch). A panel stored
 // transposed (As[k][m]) by 4-byte cp.async copies, B by 16-byte ones; fragments one k ahead; the
 // wait and barrier at k = BARK of a stage; the loop unrolled by the stage count (every slot a
 // constant); any M, N, K (copies outside A or B zero-filled: cp.async with a source size of 0;
