@@ -2,7 +2,7 @@
 // Final project - gemm_ladder: from 16x16 tiles toward cuBLAS FP32, one idea a step.
 //
 // One FP32 GEMM, C = A * B (row-major, any sizes), runs through sixteen steps, each of the lesson's
-// but step 8 changing one thing from the step before: each step's comment says what, and so does its
+// but steps 8 and 15 changing one thing from the step before: each step's comment says what, and so does its
 // printed "changes:" line. Every step is checked before it is timed (output poisoned with NaN, every
 // element against a double reference, the tolerance scaled with K and printed with the worst
 // error), then timed, and placed against the FP32 peak this program measures. A separate program
@@ -40,7 +40,7 @@
 #include <cuda_runtime.h>
 
 // =============================================================================
-// The ladder: sixteen steps, each but step 8 changing one thing from the step before (steps 2-3,
+// The ladder: sixteen steps, each but steps 8 and 15 changing one thing from the step before (2-3,
 // 4-5, 6-7, 10-11, 13-14 and 15-16 are two instances of one kernel each; step 13 adds a summing
 // kernel)
 // =============================================================================
@@ -339,7 +339,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   storeMicroTile(C, M, N, rowBase + tRow * kTM, colBase + tCol * kTN, acc);
 }
 
-// Steps 9-16 map threads to outputs by warp: warp w owns a 64 x 32 tile, and its lane l (8 x 4
+// Steps 9-15 map threads to outputs by warp (step 16 as ringCol0 says): warp w owns a 64 x 32 tile, and its lane l (8 x 4
 // lanes) owns 2 x 2 blocks of 4 x 4 outputs, rows (l / 4) * 4 + {0, 32} and columns (l % 4) * 4 +
 // {0, 16} of it. The fragments a warp reads at one k are then 8 contiguous float4 of A and 4 of B
 // (128 and 64 bytes, no bank conflict), where step 8's 16 float4 of B spaced 32 bytes apart
@@ -676,10 +676,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 
 // Steps 15-16 - a ring of cp.async stages (sm_80 and later). Step 15 copies both panels straight
 // into shared memory: A's 4 bytes at a time, transposed on the way (As[k][m] as in steps 8-14), B's
-// 16 bytes at a time. Panels are 8 deep and sit in a ring of three slots. At a stage's last k every
-// thread has read the stage's fragments (one k ahead); there each thread waits for its copies, one
-// barrier makes them everyone's, and the copies of the stage after next go into the slot of the
-// stage before, so they have the next stage's FMAs to land in. The loop runs whole rounds of three
+// 16 bytes at a time (4 where rows of B are not 16-byte aligned). Panels are 8 deep and sit in a
+// ring of three slots. At a stage's last k every thread has read the stage's fragments (one k
+// ahead); there each thread waits for its copies, one barrier makes them everyone's, and the copies
+// of the stage after next go into the slot of the stage before, so they have 8 k of FMAs (this k's
+// and the next stage's first 7) to land in. Step 15 is one design, not one change: the ring
+// replaces steps 10-14's panel pairs whole (tuning notes 18-20 measure its parts). The loop runs whole rounds of three
 // stages as straight-line code, every slot a constant. Edge tiles take an instance of their own
 // whose copies outside A or B read nothing and write zeros; where every tile lies inside C, the
 // kernel holds no edge instance at all (launched by size). Step 16 gives each thread 8 x 16 outputs
@@ -735,7 +737,7 @@ __host__ __device__ inline int ringCol0(int tid, int tn) { return (tid / 32 % 4)
 // This block's sums over [kBegin, kEnd) through the ring; Edge: every copy tested against M, N
 // and kEnd (kEnd - kBegin a multiple of 8 where it is false). Aligned: N % 4 == 0, so rows of B
 // start on 16-byte boundaries (a kernel of its own: compiled into the same kernel, the four 4-byte
-// copies of the other case changed the interior loop's registers and slowed it, tuning notes 19).
+// copies of the other case changed the interior loop's registers and slowed it, tuning notes 19-20).
 template <int TN, bool Edge, bool Aligned>
 __device__ __forceinline__ void ringSums(const float* A, const float* B, int M, int N, int kBegin,
                                          int kEnd, int K, float (&acc)[kTM][TN]) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One device call: whole-lesson variants of gemm_ladder (scripts/bench/v/*.cu, each a copy of the
 # lesson with one change), built for sm_90 and timed at SIZES in ROUNDS interleaved rounds, each
-# round running the cuBLAS anchor first, then every variant (--csv). Not a recording.
+# round running the cuBLAS anchor first, then every variant (--csv). Not a recording. The variant
+# files are scratch (not committed); the tuning notes describe each one's edit.
 # Usage: OUT=dir SIZES="2048 4096 8192" ROUNDS=3 bash scripts/bench/gemm_variants.sh
 set -u
 OUT=${OUT:-/tmp/gv}; SIZES=${SIZES:-"2048 4096 8192"}; ROUNDS=${ROUNDS:-3}
