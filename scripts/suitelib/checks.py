@@ -216,9 +216,13 @@ def build_line_problems(prog):
 def check_build_lines(root):
     """Every file's Build: line compiles that file alone in an empty folder (in parallel)."""
     workers = max(1, min(4, os.cpu_count() or 1))
+    progs = programs(root)
+    # The largest files compile longest: started first, they do not trail the pool (findings keep
+    # the programs' order).
+    order = sorted(range(len(progs)), key=lambda i: -progs[i].path.stat().st_size)
     with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(build_line_problems, programs(root)))
-    return [e for r in results for e in r]
+        found = dict(zip(order, pool.map(build_line_problems, [progs[i] for i in order])))
+    return [e for i in range(len(progs)) for e in found[i]]
 
 
 def check_transcripts(root, gpu=DEFAULT_GPU):
