@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Final project - gemm_ladder: from 16x16 tiles toward cuBLAS FP32, one idea a step.
 //
-// One FP32 GEMM, C = A * B (row-major, any sizes), runs through sixteen steps, each of the lesson's
-// but steps 8 and 15 changing one thing from the step before: each step's comment says what, and so does its
+// One FP32 GEMM, C = A * B (row-major, any sizes), runs through sixteen steps, each but steps 8
+// and 15 changing one thing from the step before: each step's comment says what, and so does its
 // printed "changes:" line. Every step is checked before it is timed (output poisoned with NaN, every
 // element against a double reference, the tolerance scaled with K and printed with the worst
 // error), then timed, and placed against the FP32 peak this program measures. A separate program
@@ -332,12 +332,12 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   storeMicroTile(C, M, N, rowBase + tRow * kTM, colBase + tCol * kTN, acc);
 }
 
-// Steps 9-15 map threads to outputs by warp (step 16 as ringCol0 says): warp w owns a 64 x 32 tile, and its lane l (8 x 4
-// lanes) owns 2 x 2 blocks of 4 x 4 outputs, rows (l / 4) * 4 + {0, 32} and columns (l % 4) * 4 +
-// {0, 16} of it. The fragments a warp reads at one k are then 8 contiguous float4 of A and 4 of B
-// (128 and 64 bytes, no bank conflict), where step 8's 16 float4 of B spaced 32 bytes apart
-// conflict. Thread tid's first output row and column in the block tile: the 256 threads cover the
-// 128 x 128 tile once, with the contiguity above.
+// Steps 9-15 map threads to outputs by warp (step 16 as ringCol0 says): warp w owns a 64 x 32
+// tile, and its lane l (8 x 4 lanes) owns 2 x 2 blocks of 4 x 4 outputs, rows (l / 4) * 4 +
+// {0, 32} and columns (l % 4) * 4 + {0, 16} of it. The fragments a warp reads at one k are then 8
+// contiguous float4 of A and 4 of B (128 and 64 bytes, no bank conflict), where step 8's 16 float4
+// of B spaced 32 bytes apart conflict. Thread tid's first output row and column in the block tile:
+// the 256 threads cover the 128 x 128 tile once, with the contiguity above.
 __host__ __device__ inline int warpTileRow0(int tid) {
   return (tid / 32 / (kBN / kWN)) * kWM + (tid % 32 / 4) * 4;
 }
@@ -674,14 +674,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 // ahead); there each thread waits for its copies, one barrier makes them everyone's, and the copies
 // of the stage after next go into the slot of the stage before, so they have 8 k of FMAs (this k's
 // and the next stage's first 7) to land in. Step 15 is one design, not one change: the ring
-// replaces steps 10-14's panel pairs whole (tuning notes 18-20 measure its parts). The loop runs whole rounds of three
-// stages as straight-line code, every slot a constant. Edge tiles take an instance of their own
-// whose copies outside A or B read nothing and write zeros; where every tile lies inside C, the
-// kernel holds no edge instance at all (launched by size). Step 16 gives each thread 8 x 16 outputs
-// (a 128 x 256 block tile) where C has at least kWideTiles of those tiles; elsewhere it runs step
-// 15. Each output is still one fmaf chain in ascending k, split as step 13 splits it, so the sums
-// are step 14's. Built for an older GPU (the Build: line's sm_75), a copy is a load into a
-// register and a store.
+// replaces steps 10-14's panel pairs whole (tuning notes 18-20 measure its parts). The loop runs
+// whole rounds of three stages as straight-line code, every slot a constant. Edge tiles take an
+// instance of their own whose copies outside A or B read nothing and write zeros; where every tile
+// lies inside C, the kernel holds no edge instance at all (launched by size). Step 16 gives each
+// thread 8 x 16 outputs (a 128 x 256 block tile) where C has at least kWideTiles of those tiles;
+// elsewhere it runs step 15. Each output is still one fmaf chain in ascending k, split as step 13
+// splits it, so the sums are step 14's. Built for an older GPU (the Build: line's sm_75), a copy is
+// a load into a register and a store.
 constexpr int kRingBK = 8;      // k per stage
 constexpr int kRingSlots = 3;   // stages in shared memory at once
 constexpr int kWideTiles = 256; // step 16's 8 x 16 micro-tile from this many 128 x 256 tiles of C
@@ -730,7 +730,8 @@ __host__ __device__ inline int ringCol0(int tid, int tn) { return (tid / 32 % 4)
 // This block's sums over [kBegin, kEnd) through the ring; Edge: every copy tested against M, N
 // and kEnd (kEnd - kBegin a multiple of 8 where it is false). Aligned: N % 4 == 0, so rows of B
 // start on 16-byte boundaries (a kernel of its own: compiled into the same kernel, the four 4-byte
-// copies of the other case changed the interior loop's registers and slowed it, tuning notes 19-20).
+// copies of the other case changed the interior loop's registers and slowed it: tuning notes
+// 19-20).
 template <int TN, bool Edge, bool Aligned>
 __device__ __forceinline__ void ringSums(const float* A, const float* B, int M, int N, int kBegin,
                                          int kEnd, int K, float (&acc)[kTM][TN]) {
