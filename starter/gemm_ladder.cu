@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(BM * BN / kTM2)
 // 5 PASS, no GATE line on step 4 (it reads the compiled kernel's shared memory
 // and registers), the lesson's result lines, and exit 0; with a GPU, also step
 // 4's time at -n 2048 under the speed bar (the page says how it is set). Keep the
-// launch bound (kMinBlocks: registers for two blocks an SM). Steps 6-14 below (gemmVectorized
+// launch bound (kMinBlocks: registers for two blocks an SM). Steps 6-16 below (gemmVectorized
 // on) are register-blocked kernels in other forms: try step 4 first.
 // The stand-in below is right but not register-blocked: each thread keeps its
 // 64 sums in registers but reads every operand straight from global memory,

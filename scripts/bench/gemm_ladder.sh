@@ -4,7 +4,7 @@
 # variants (copies of the lesson edited by sed, VARIANTS below), checks and
 # times every step at 1024, 2048, 4096, 8192 interleaved with cuBLAS (ROUNDS
 # pairs per size; the lesson checks each step before timing it), profiles the
-# key kernels with ncu, runs the three Run: lines, compute-sanitizer memcheck
+# key kernels with ncu, runs every Run: line, compute-sanitizer memcheck
 # and racecheck on the Sanitize: line, and compares the sm_75 build's result
 # lines with the native build's. Everything lands in $OUT/gemm_ladder.tgz plus
 # a summary. Usage: scripts/bench/gemm_ladder.sh  (OUT, ROUNDS, SIZES, NCU,
