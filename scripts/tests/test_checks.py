@@ -206,6 +206,17 @@ class TestBuildLines(Scratch):
         self.edit("lessons/demo.cu", "-o demo demo.cu", "-o demo other.cu")
         self.assertCheckFails("build-lines", "lessons/demo.cu:3:", "must compile demo.cu")
 
+    def test_findings_keep_the_programs_order_whatever_compiles_first(self):
+        # The larger file starts first (the starter here); its finding still comes second.
+        self.edit("lessons/demo.cu", "// Build: nvcc", "// Build: make")
+        self.edit("starter/demo.cu", "// Build: nvcc", "// Build: cc")
+        path = self.root / "starter" / "demo.cu"
+        path.write_text(path.read_text(encoding="utf-8") + "// padding\n" * 400, encoding="utf-8")
+        found = checks.check_build_lines(self.root)
+        self.assertEqual(len(found), 2, found)
+        self.assertIn("lessons/demo.cu:3:", found[0])
+        self.assertIn("starter/demo.cu:3:", found[1])
+
 
 class TestTranscripts(Scratch):
     def test_clean_fixture_passes(self):
