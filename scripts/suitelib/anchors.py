@@ -19,16 +19,26 @@ GOAL_ROUNDS = 5  # the least rounds of a goal's entry: its spread says how far o
 
 
 def lesson_runs(root):
-    """(lesson, arguments, how to pick its rows, in how many of the ROUNDS it runs) of every anchor
-    run in scripts/course.json (a run whose own setup takes many seconds may run in fewer)."""
-    runs = [(c.name, a["args"], a.get("pick", "all"), a.get("rounds", ROUNDS)) for c in course(root) for a in c.anchor_runs]
-    for lesson, args, pick, rounds in runs:
+    """(lesson, arguments, how to pick its rows, in how many of the ROUNDS it runs, the arguments its
+    rounds after the first add) of every anchor run in scripts/course.json (a run whose own setup
+    takes many seconds may run in fewer rounds; later_args lets the later rounds time only the
+    steps a goal judges, e.g. gemm_ladder's -from 15, while the first round times every step)."""
+    runs = [(c.name, a["args"], a.get("pick", "all"), a.get("rounds", ROUNDS), a.get("later_args", []))
+            for c in course(root) for a in c.anchor_runs]
+    for lesson, args, pick, rounds, later in runs:
+        where = f"scripts/course.json: {lesson}'s anchor run {' '.join(args) or '(no arguments)'}"
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-            raise SuiteError(f"scripts/course.json: {lesson}'s anchor run {' '.join(args) or '(no arguments)'}: "
-                             f"rounds must be a whole number of at least 1, got {rounds!r}")
+            raise SuiteError(f"{where}: rounds must be a whole number of at least 1, got {rounds!r}")
         if pick not in ("all", "best", "best-per-kernel"):
-            raise SuiteError(f"scripts/course.json: {lesson}'s anchor run {' '.join(args) or '(no arguments)'}: "
-                             f"pick must be all, best or best-per-kernel, got {pick!r}")
+            raise SuiteError(f"{where}: pick must be all, best or best-per-kernel, got {pick!r}")
+        if not isinstance(later, list) or not all(isinstance(x, str) for x in later):
+            raise SuiteError(f"{where}: later_args must be a list of strings, got {later!r}")
+        if later and pick != "all":
+            raise SuiteError(f"{where}: later_args needs pick all (a best row is chosen over rounds that "
+                             f"all time every row)")
+        if "-iters" in later:
+            raise SuiteError(f"{where}: later_args may not give -iters (every round's figure is set against "
+                             f"cuBLAS timed with the run's own -iters)")
     return runs
 
 
@@ -74,13 +84,14 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
     kernel, n, iters): [the round's gflops / the cuBLAS rate measured right after it...]} over the
     interleaved rounds (iters: the run's -iters words, so a lesson figure is only ever set against
     cuBLAS timed with as many launches)."""
-    lesson_g, cublas_g, round_ratios, best_runs, rank = {}, {}, {}, {}, {}
+    lesson_g, cublas_g, round_ratios, best_runs, rank, widest = {}, {}, {}, {}, {}, {}
     runs = lesson_runs(root)
-    for round_no in range(max([ROUNDS] + [r for _, _, _, r in runs])):
-        for lesson, args, pick, rounds in runs:
+    for round_no in range(max([ROUNDS] + [r for _, _, _, r, _ in runs])):
+        for lesson, run_args, pick, rounds, later in runs:
             binary = Path(bin_dir) / lesson
             if round_no >= rounds or not binary.is_file():
                 continue
+            args = list(run_args) + (list(later) if round_no > 0 else [])
             start = time.monotonic()
             result = runner(binary, args)
             progress(f"anchors: {lesson} {' '.join(args)}: {time.monotonic() - start:.1f} s")
@@ -93,9 +104,15 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
             iters = tuple(same_iters(args))
             if pick.startswith("best"):
                 best_runs[(lesson, iters)] = pick
+            # The row's place in the CSV (the step order), from the round that printed the most rows:
+            # a later round that runs only the top steps (later_args) does not move them to the front.
+            run_key = (lesson, tuple(run_args))
+            ranked = len(rows) >= widest.get(run_key, 0)
+            widest[run_key] = max(len(rows), widest.get(run_key, 0))
             for place, (kernel, n, g) in enumerate(rows):
                 lesson_g.setdefault((lesson, kernel, n, iters), []).append(g)
-                rank[(lesson, kernel, n, iters)] = place  # the row's place in the CSV: the step order
+                if ranked or (lesson, kernel, n, iters) not in rank:
+                    rank[(lesson, kernel, n, iters)] = place
             for n in dict.fromkeys(n for _, n, _ in rows):
                 start = time.monotonic()
                 got = cublas_gflops(runner(anchor, ["-n", str(n)] + list(iters))["stdout"])
@@ -124,8 +141,9 @@ def best_of_rounds(lesson_g, best_runs):
 
 def in_row_order(lesson_g, rank):
     """lesson_g with each (lesson, n, iters) group's kernels in their CSV row order (the step order,
-    from the last round that printed them), groups as first met: a step missing from an early round
-    does not land after the top step, which the goal check takes as the group's last entry."""
+    from the round of their run that printed the most rows), groups as first met: a step missing from
+    an early round, or a later round's top steps alone, do not land after the top step, which the
+    goal check takes as the group's last entry."""
     groups = {}
     for key in lesson_g:
         groups.setdefault((key[0], key[2], key[3]), []).append(key)

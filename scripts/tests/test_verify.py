@@ -628,9 +628,46 @@ class TestAnchors(Scratch):
         entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
         self.assertEqual([(e["kernel"], e["rounds"]) for e in entries], [("step1", 5), ("step2", 4), ("top", 5)])
 
+    def test_later_rounds_add_their_arguments_and_keep_the_step_order(self):
+        """gemm_ladder's goal runs: the first round times every step, the later ones (-from 15) only the
+        top steps; those get every round, the rest one, and the top step stays its size's last entry."""
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "gemm_ladder", "day": "final", "teaches": "t",
+             "anchor_runs": [{"args": ["--csv", "-n", "4096"], "pick": "all", "rounds": 5,
+                              "later_args": ["-from", "15"]}]}]}))
+        calls = []
+
+        def runner(binary, args):
+            calls.append((Path(binary).name, list(args)))
+            if Path(binary).name == "cublas_sgemm":
+                return {"exit_code": 0, "stdout": "kernel,n,median_ms,gflops\ncublas_sgemm,4096,1.0,10\n"}
+            top = "ring,4096,PASS,8\ntop,4096,PASS,9\n"
+            return {"exit_code": 0, "stdout": "kernel,n,verdict,gflops\n"
+                                              + ("" if "-from" in args else "step1,4096,PASS,1\nstep2,4096,PASS,5\n") + top}
+        folder = self.fake("gemm_ladder", "true", "bin")
+        self.fake("cublas_sgemm", "true", "bin")
+        entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
+        ladder = [args for name, args in calls if name == "gemm_ladder"]
+        self.assertEqual(ladder, [["--csv", "-n", "4096"]] + [["--csv", "-n", "4096", "-from", "15"]] * 4)
+        self.assertEqual(calls.count(("cublas_sgemm", ["-n", "4096"])), 5, "every round set against cuBLAS")
+        self.assertEqual([(e["kernel"], e["rounds"]) for e in entries],
+                         [("step1", 1), ("step2", 1), ("ring", 5), ("top", 5)])
+        (self.root / "anchors").mkdir()
+        (self.root / "anchors/cublas_sgemm.cu").write_text("")
+        (self.root / "lessons/gemm_ladder.cu").write_text("")
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "gemm_ladder", "day": "final", "teaches": "t", "anchor_goal": {"n": 4096, "min_ratio": 0.85},
+             "anchor_runs": [{"args": ["--csv", "-n", "4096"], "pick": "all", "rounds": 5}]}]}))
+        self.assertEqual(anchors.anchor_problems(self.root, {"anchors": entries}, "r"), [],
+                         "the goal judges the top step, 0.9 of cuBLAS over 5 rounds")
+
     def test_a_malformed_anchor_run_is_one_error(self):
         for run, said in (({"args": [], "rounds": "5"}, "rounds must be a whole number of at least 1, got '5'"),
-                          ({"args": [], "rounds": 0}, "got 0"), ({"args": [], "pick": "fastest"}, "pick must be")):
+                          ({"args": [], "rounds": 0}, "got 0"), ({"args": [], "pick": "fastest"}, "pick must be"),
+                          ({"args": [], "later_args": "-from 15"}, "later_args must be a list of strings"),
+                          ({"args": [], "later_args": [15]}, "later_args must be a list of strings"),
+                          ({"args": [], "pick": "best", "later_args": ["-from", "15"]}, "later_args needs pick all"),
+                          ({"args": [], "later_args": ["-iters", "2"]}, "later_args may not give -iters")):
             with self.subTest(run=run):
                 (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
                     {"name": "gemm_ladder", "day": "final", "teaches": "t", "anchor_runs": [run]}]}))
