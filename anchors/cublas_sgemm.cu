@@ -5,8 +5,9 @@
 // pastes into Compiler Explorer alone); CMake builds it when CUDA::cublas is found.
 //
 // Build: nvcc -std=c++17 -O3 -arch=sm_75 -o cublas_sgemm cublas_sgemm.cu -lcublas
-// Run:   ./cublas_sgemm -n 4096 [-iters I]
-// Output (stdout, CSV): kernel,n,median_ms,gflops then one row cublas_sgemm,N,...
+// Run:   ./cublas_sgemm -n 4096 [-n N ...] [-iters I]
+// Output (stdout, CSV): kernel,n,median_ms,gflops then one row cublas_sgemm,N,... for each -n,
+// in the order given (verify times all of a lesson run's sizes in one process, one start).
 // - C = A * B, M = N = K = n, row-major; A and B from the LCG of gemm_ladder
 //   (seed 20250612, values 2f - 1, A first, then B), so both time the same data.
 // - FP32 all the way: cublasSgemm with CUBLAS_DEFAULT_MATH (no TF32: that needs
@@ -129,8 +130,8 @@ std::vector<T> hostVector(long long count, const char* what);
   } while (0)
 
 static void usage(std::FILE* f) {
-  std::fputs("usage: cublas_sgemm -n N [-iters I]\n"
-             "  -n N      M = N = K, an integer in [1, 32768]\n"
+  std::fputs("usage: cublas_sgemm -n N [-n N ...] [-iters I]\n"
+             "  -n N      M = N = K, an integer in [1, 32768]; each -n is timed in turn\n"
              "  -iters I  timed launches, an integer in [1, 10000] (default 20)\n", f);
 }
 
@@ -146,20 +147,8 @@ static long long parseInt(const char* opt, const char* text, long long lo, long 
   return v;
 }
 
-int main(int argc, char** argv) {
-  long long n = -1;
-  int iters = 20;
-  for (int i = 1; i < argc; ++i) {
-    const char* a = argv[i];
-    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
-    if (!std::strcmp(a, "-h") || !std::strcmp(a, "--help")) { usage(stdout); return 0; }
-    if (!std::strcmp(a, "-n")) { n = parseInt("-n", v, 1, 32768); ++i; }
-    else if (!std::strcmp(a, "-iters")) { iters = int(parseInt("-iters", v, 1, 10000)); ++i; }
-    else { std::fprintf(stderr, "error: unknown option \"%s\"\n", a); usage(stderr); return 2; }
-  }
-  if (n < 0) { std::fprintf(stderr, "error: -n is required\n"); usage(stderr); return 2; }
-  requireCudaDevice();
-
+// One size: the inputs, the checked launch, the timing; prints its CSV row, returns the exit status.
+int timeSize(cublasHandle_t h, long long n, int iters) {
   const size_t e = size_t(n) * size_t(n);
   std::vector<float> A = hostVector<float>(n * n, "A"), B = hostVector<float>(n * n, "B");
   std::vector<float> C = hostVector<float>(n * n, "C");
@@ -173,9 +162,6 @@ int main(int argc, char** argv) {
   CUDA_CHECK(cudaMalloc(&dC, e * sizeof(float)));
   CUDA_CHECK(cudaMemcpy(dA, A.data(), e * sizeof(float), cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaMemcpy(dB, B.data(), e * sizeof(float), cudaMemcpyHostToDevice));
-  cublasHandle_t h;
-  CHECK_CUBLAS(cublasCreate(&h));
-  CHECK_CUBLAS(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // FP32, no TF32
   const float one = 1.0f, zero = 0.0f;
   const int ni = int(n);
   auto launch = [&] {
@@ -191,26 +177,49 @@ int main(int argc, char** argv) {
       const GemmCheck c = checkElements(got.data() + i * n, row.data(), n,
                                         gemmTolerance(n, maxAbs(row.data(), n)));
       if (!c.pass()) {
-        std::fprintf(stderr, "check failed: row %lld, col %lld: got %.9g, ref %.9g\n", i,
-                     c.first_bad, c.first_got, c.first_ref);
+        std::fprintf(stderr, "check failed: n %lld, row %lld, col %lld: got %.9g, ref %.9g\n", n,
+                     i, c.first_bad, c.first_got, c.first_ref);
         return false;
       }
     }
     return true;
   }, 3, iters);
+  CUDA_CHECK(cudaFree(dA));
+  CUDA_CHECK(cudaFree(dB));
+  CUDA_CHECK(cudaFree(dC));
   if (!run.passed) return 1;
   if (!run.reproduced) {
-    std::fprintf(stderr, "check failed: the timed launches did not reproduce the checked "
-                 "output bit for bit\n");
+    std::fprintf(stderr, "check failed: n %lld: the timed launches did not reproduce the checked "
+                 "output bit for bit\n", n);
     return 1;
   }
   const double median = run.t.median_ms;  // the lessons' timer
   const double gflops = 2.0 * double(n) * double(n) * double(n) / (median * 1e-3) / 1e9;
-  std::printf("kernel,n,median_ms,gflops\ncublas_sgemm,%lld,%.4f,%.1f\n", n, median, gflops);
+  std::printf("cublas_sgemm,%lld,%.4f,%.1f\n", n, median, gflops);
+  std::fflush(stdout);
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  std::vector<long long> sizes;  // each -n, timed in the order given (one process: one start)
+  int iters = 20;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    if (!std::strcmp(a, "-h") || !std::strcmp(a, "--help")) { usage(stdout); return 0; }
+    if (!std::strcmp(a, "-n")) { sizes.push_back(parseInt("-n", v, 1, 32768)); ++i; }
+    else if (!std::strcmp(a, "-iters")) { iters = int(parseInt("-iters", v, 1, 10000)); ++i; }
+    else { std::fprintf(stderr, "error: unknown option \"%s\"\n", a); usage(stderr); return 2; }
+  }
+  if (sizes.empty()) { std::fprintf(stderr, "error: -n is required\n"); usage(stderr); return 2; }
+  requireCudaDevice();
+  cublasHandle_t h;
+  CHECK_CUBLAS(cublasCreate(&h));
+  CHECK_CUBLAS(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // FP32, no TF32
+  std::printf("kernel,n,median_ms,gflops\n");
+  for (long long n : sizes)
+    if (const int status = timeSize(h, n, iters)) return status;
   CHECK_CUBLAS(cublasDestroy(h));
-  CUDA_CHECK(cudaFree(dA));
-  CUDA_CHECK(cudaFree(dB));
-  CUDA_CHECK(cudaFree(dC));
   return 0;
 }
 

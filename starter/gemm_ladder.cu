@@ -676,16 +676,16 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 // and the next stage's first 7) to land in. Step 15 is one design, not one change: the ring
 // replaces steps 10-14's panel pairs whole (tuning notes 18-20 measure its parts). The loop runs
 // whole rounds of three stages as straight-line code, every slot a constant. Edge tiles take an
-// instance of their own whose copies outside A or B read nothing and write zeros; where every tile
-// lies inside C, the kernel holds no edge instance at all (launched by size). Step 16 gives each
-// thread 8 x 16 outputs (a 128 x 256 block tile) where C has at least kWideTiles of those tiles;
-// elsewhere it runs step 15. Each output is still one fmaf chain in ascending k, split as step 13
-// splits it, so the sums are step 14's. Built for an older GPU (the Build: line's sm_75), a copy is
-// a load into a register and a store.
+// instance of their own, one loop with the slot computed, whose copies outside A or B read nothing
+// and write zeros; where every tile lies inside C, the kernel holds no edge instance at all
+// (launched by size). Step 16 gives each thread 8 x 16 outputs (a 128 x 256 block tile) where C has
+// at least kWideTiles of those tiles; elsewhere it runs step 15. Each output is still one fmaf
+// chain in ascending k, split as step 13 splits it, so the sums are step 14's. Built for an older
+// GPU (the Build: line's sm_75), a copy is a load into a register and a store.
 constexpr int kRingBK = 8;      // k per stage
 constexpr int kRingSlots = 3;   // stages in shared memory at once
 constexpr int kWideTiles = 256; // step 16's 8 x 16 micro-tile from this many 128 x 256 tiles of C
-static_assert(2 * kWideTiles >= kSplitBlocks && kBK % kRingBK == 0,
+static_assert(kWideTiles >= kSplitBlocks && kBK % kRingBK == 0,
               "step 16's wide tiles never split K; a part's depth is whole stages");
 static_assert(kRingSlots * kRingBK * (kBMPad + 2 * kBN) * 4 <= 48 * 1024,
               "step 16's ring fits the 48 KiB every GPU gives a block without opt-in");
@@ -772,9 +772,11 @@ __device__ __forceinline__ void ringSums(const float* A, const float* B, int M, 
     const float* As = ring + slot * slotFloats;
     read8(&As[kk * kBMPad + row0], kWM / 2, fa);
 #pragma unroll
-    for (int c = 0; c < TN / 4; ++c)
-      *reinterpret_cast<float4*>(&fb[4 * c]) =
+    for (int c = 0; c < TN / 4; ++c) {  // fb is only 4-byte aligned: unpacked, as read8 does
+      const float4 v =
           *reinterpret_cast<const float4*>(&As[kRingBK * kBMPad + kk * BN + col0 + c * kLaneSpan]);
+      fb[4 * c] = v.x, fb[4 * c + 1] = v.y, fb[4 * c + 2] = v.z, fb[4 * c + 3] = v.w;
+    }
   };
   const int stages = (kEnd - kBegin + kRingBK - 1) / kRingBK;
 #pragma unroll
@@ -802,11 +804,12 @@ __device__ __forceinline__ void ringSums(const float* A, const float* B, int M, 
       microTileFma(fa[kk % 2], fb[kk % 2], acc);
     }
   };
-  const int whole = stages / kRingSlots * kRingSlots;
+  // Edge tiles are few where speed matters: one loop, the slot computed, compiles to a third.
+  const int whole = Edge ? 0 : stages / kRingSlots * kRingSlots;
   for (int t0 = 0; t0 < whole; t0 += kRingSlots)
 #pragma unroll
     for (int s = 0; s < kRingSlots; ++s) stage(t0 + s, s);
-  for (int t = whole; t < stages; ++t) stage(t, t - whole);
+  for (int t = whole; t < stages; ++t) stage(t, Edge ? t % kRingSlots : t - whole);
 }
 
 // launch assumption: 256 threads; grid (ceil(N / (16 TN)), ceil(M / 128), parts), part z as in
@@ -1118,8 +1121,8 @@ const Step kLadder[kSteps] = {
      "both panels copied into a ring of three 8-deep slots in shared memory, by cp.async where "
      "the build has it (the [device] line says), each stage's copies issued at the last k of "
      "the stage two before, one barrier a stage (step 14: two 16-deep panel pairs, A through "
-     "registers); A 4 bytes a copy, transposed on its way, B 16; edge tiles' copies zero-fill "
-     "past A and B; the split as step 14's",
+     "registers, and B too where step 14 runs step 13's code); A 4 bytes a copy, transposed on "
+     "its way, B 16; edge tiles' copies zero-fill past A and B; the split as step 14's",
      "where the build has cp.async, neither panel passes through registers or takes a store "
      "instruction (step 14: A's did), so fewer instructions compete with the FMAs for issue "
      "slots; the loop, unrolled by the three slots, addresses each by a constant",
@@ -1297,14 +1300,15 @@ struct Problem {
   Tolerance tol;
   float *dA, *dB, *dC;
   float* dWork;  // the parts of steps 13-16: splitCount x M x N floats where that is over 1
+  std::vector<float> got;  // each step's copy of C, in turn (one buffer: no fresh pages a step)
 };
 
 struct StepResult { bool timed = false; double median_ms = 0.0, gflops = 0.0; };
 
 // Step s: the launch line, the checked launch (C poisoned with NaN first), then,
 // only if every element passed, the timed launches and the rate. prevMs: the
-// step before's median (0 if it was not timed).
-StepResult runStep(int s, const Problem& p, int warmups, int iters, double peak, double prevMs,
+// step before's median (0 if it was not timed, -1 if -from left it out).
+StepResult runStep(int s, Problem& p, int warmups, int iters, double peak, double prevMs,
                    int smCount, std::FILE* out, bool& ok) {
   const Step& st = kLadder[s];  // its lines; run: what it launches (step 16 may run step 15)
   const Step& run = s == kWideStep && !wideTiles(p.m, p.n) ? kLadder[kRingStep] : st;
@@ -1344,7 +1348,7 @@ StepResult runStep(int s, const Problem& p, int warmups, int iters, double peak,
   auto gate = [&ok](const char* claim) { std::fprintf(stderr, "GATE: %s\n", claim), ok = false; };
 
   const long long count = 1LL * p.m * p.n;
-  std::vector<float> got = hostVector<float>(count, "the step's copy of C");
+  std::vector<float>& got = p.got;
   char claim[400];
   const auto judge = [&](const std::vector<float>& out_c) {
     const GemmCheck c = checkElements(out_c.data(), p.ref.data(), count, p.tol);
@@ -1375,13 +1379,15 @@ StepResult runStep(int s, const Problem& p, int warmups, int iters, double peak,
     std::fprintf(out, "  time: median %.4f ms, %.1f GFLOP/s, %.1f%% of measured FP32 peak, ",
                  r.median_ms, r.gflops, 100.0 * r.gflops / peak);
     if (s == 0) std::fprintf(out, "the first step\n");
+    else if (prevMs < 0.0) std::fprintf(out, "step %d not run (-from)\n", s);
     else if (prevMs > 0.0 && r.median_ms > 0.0)
       std::fprintf(out, "%.2fx step %d\n", prevMs / r.median_ms, s);
     else std::fprintf(out, "no speed-up (step %d was not timed)\n", s);
   } else {
     std::fprintf(out, "  time: not timed (a wrong result is never timed)\n");
   }
-  std::fprintf(out, "  why: %s\n", whyText(s, fa, prev).c_str());
+  std::fprintf(out, "  why: %s\n", &run != &st ? "none at these sizes: step 16 runs step 15's "
+               "kernel (the wide: line says why)" : whyText(s, fa, prev).c_str());
   return r;
 }
 
@@ -1391,14 +1397,16 @@ StepResult runStep(int s, const Problem& p, int warmups, int iters, double peak,
 struct Options {
   long long m = -1, n = kDefaultDim, k = -1;  // -1: as N
   int iters = kDefaultIters, warmups = kWarmups;
+  int from = 1, to = kSteps;  // the first and last step run
   bool csv = false;
 };
 
 std::string usageText() {
-  char buf[1400];
+  char buf[1700];
   std::snprintf(
       buf, sizeof buf,
-      "usage: gemm_ladder [-n N] [-m M] [-k K] [-iters I] [-warmups W] [--csv] [-h | --help]\n"
+      "usage: gemm_ladder [-n N] [-m M] [-k K] [-iters I] [-warmups W] [-from S] [-to T]\n"
+      "                   [--csv] [-h | --help]\n"
       "C (M x N) = A (M x K) * B (K x N), FP32, row-major, by sixteen steps, each checked against\n"
       "a double reference, then timed.\n"
       "  -n N        columns of C, an integer in [0, %lld] (default %lld); -n alone is\n"
@@ -1407,6 +1415,8 @@ std::string usageText() {
       "  -iters I    timed launches per step, an integer in [1, %d] (default %d)\n"
       "  -warmups W  untimed launches before them, an integer in [0, %d] (default %d); the\n"
       "              Sanitize: line gives 0, sparing a sanitizer the steps' warm-ups\n"
+      "  -from S, -to T  run steps S to T only, integers in [1, %d] (default 1 and %d);\n"
+      "              verify's later anchor rounds run -from 15, its speed check -from 4 -to 4\n"
       "  --csv       the report on stderr; on stdout two lines starting \"# \" (the GPU and\n"
       "              its [device] line), then the CSV: a header and one row per step\n"
       "              (kernel,n,median_ms,gflops,m,k,...)\n"
@@ -1414,12 +1424,13 @@ std::string usageText() {
       "Exit status: 0 every step passed; 1 a gate failed (a GATE: line on stderr says which)\n"
       "or a CUDA call, a host allocation or a write failed; 2 a bad command line or a problem\n"
       "too large for the host or this device; 77 no usable CUDA device.\n",
-      kMaxDim, kDefaultDim, kMaxDim, kMaxIters, kDefaultIters, kMaxWarmups, kWarmups);
+      kMaxDim, kDefaultDim, kMaxDim, kMaxIters, kDefaultIters, kMaxWarmups, kWarmups, kSteps,
+      kSteps);
   return buf;
 }
 
-// The host buffers at their peak: A and B (float), the double reference, and one step's
-// float copy of C (runStep's, freed before the next step's).
+// The host buffers at their peak: A and B (float), the double reference, and the float copy
+// of C that every step's check fills in turn.
 long long hostBytes(const Options& o) {
   return 4 * (o.m * o.k + o.k * o.n) + (8 + 4) * o.m * o.n;
 }
@@ -1432,11 +1443,15 @@ Options parseOptions(CommandLine& cl) {
     else if (cl.is("-k")) o.k = cl.intValue(0, kMaxDim);
     else if (cl.is("-iters")) o.iters = static_cast<int>(cl.intValue(1, kMaxIters));
     else if (cl.is("-warmups")) o.warmups = static_cast<int>(cl.intValue(0, kMaxWarmups));
+    else if (cl.is("-from")) o.from = static_cast<int>(cl.intValue(1, kSteps));
+    else if (cl.is("-to")) o.to = static_cast<int>(cl.intValue(1, kSteps));
     else if (cl.is("--csv")) o.csv = true;
     else cl.unknownOption();
   }
   if (o.m < 0) o.m = o.n;
   if (o.k < 0) o.k = o.n;
+  if (o.to < o.from)
+    cl.fail("-from %d, -to %d: no step to run (the last comes before the first)", o.from, o.to);
   if (hostBytes(o) > kMaxHostBytes)
     cl.fail("-m, -n, -k: the host buffers would need %.2f GiB (A, B, the double reference and "
             "one float copy of C); this program allows at most %.2f GiB",
@@ -1474,13 +1489,14 @@ std::string deviceProblem(const Options& o, const int maxGrid[3], size_t freeByt
 // =============================================================================
 // Inputs, the reference and the tolerance, printed; the inputs copied to the device.
 Problem prepareProblem(const Options& o, std::FILE* out) {
-  Problem p{int(o.m), int(o.n), int(o.k), 2.0 * o.m * o.n * o.k, {}, {}, {}, {}, {}, {}, {}, {}};
+  Problem p{int(o.m), int(o.n), int(o.k), 2.0 * o.m * o.n * o.k, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   p.A.resize(size_t(o.m * o.k));
   p.B.resize(size_t(o.k * o.n));
   p.ref.resize(size_t(o.m * o.n));
   fillInputs(p.A, p.B);
   referenceGemm(p.A.data(), p.B.data(), p.ref.data(), p.m, p.n, p.k);
   p.tol = gemmTolerance(p.k, maxAbs(p.ref.data(), 1LL * p.m * p.n));
+  p.got = hostVector<float>(1LL * p.m * p.n, "the steps' copy of C");
   std::fprintf(out, "Check: every element against a double reference (ascending k; rows 0, M/2 "
                "and M-1 redone on the CPU), output poisoned with NaN first\n  rtol = max(1e-5, "
                "4 * 2^-23 * sqrt(K)) = %.4g, atol = rtol * max|ref| = %.4g\n", p.tol.rtol,
@@ -1497,9 +1513,9 @@ Problem prepareProblem(const Options& o, std::FILE* out) {
   return p;
 }
 
-void printCsv(const Problem& p, const StepResult* r, double peak) {
+void printCsv(const Problem& p, const StepResult* r, int from, int to, double peak) {
   std::printf("kernel,n,median_ms,gflops,m,k,pct_of_peak,speedup,status\n");
-  for (int s = 0; s < kSteps; ++s) {
+  for (int s = from - 1; s < to; ++s) {  // the steps run
     if (!r[s].timed) {
       std::printf("%s,%d,,,%d,%d,,,FAIL\n", kLadder[s].csv_name, p.n, p.m, p.k);
       continue;
@@ -1539,17 +1555,20 @@ int main(int argc, char** argv) {
   Problem p = prepareProblem(o, out);
   std::fprintf(out, "Timing: median of %d launches after %d warm-ups; shares are of the "
                "measured FP32 peak above\n", o.iters, o.warmups);
+  if (o.from > 1 || o.to < kSteps)
+    std::fprintf(out, "Steps run: %d to %d of %d (-from, -to)\n", o.from, o.to, kSteps);
   bool ok = true;
   StepResult r[kSteps];
-  for (int s = 0; s < kSteps; ++s)
-    r[s] = runStep(s, p, o.warmups, o.iters, peak, s > 0 ? r[s - 1].median_ms : 0.0,
+  for (int s = o.from - 1; s < o.to; ++s)
+    r[s] = runStep(s, p, o.warmups, o.iters, peak,
+                   s == o.from - 1 ? (s > 0 ? -1.0 : 0.0) : r[s - 1].median_ms,
                    prop.multiProcessorCount, out, ok);
   CUDA_CHECK(cudaFree(p.dA));
   CUDA_CHECK(cudaFree(p.dB));
   CUDA_CHECK(cudaFree(p.dC));
   CUDA_CHECK(cudaFree(p.dWork));
 
-  if (o.csv) printCsv(p, r, peak);
+  if (o.csv) printCsv(p, r, o.from, o.to, peak);
   if (r[0].timed && r[kSteps - 1].timed)
     std::fprintf(out, "Ladder: step %d runs at %.2fx step 1, %.1f%% of measured FP32 peak\n",
                  kSteps, r[0].median_ms / r[kSteps - 1].median_ms,

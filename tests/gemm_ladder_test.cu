@@ -50,6 +50,13 @@ TEST(GemmLadderCli, DashNAloneIsSquareAndTheLastOccurrenceWins) {
   EXPECT_EQ(z.m, 1024);
   EXPECT_EQ(d.warmups, 3);
   EXPECT_EQ(parse({"-iters", "1", "-warmups", "0"}).warmups, 0) << "the Sanitize: line's";
+  EXPECT_EQ(d.from, 1) << "every step by default";
+  EXPECT_EQ(parse({"-from", "15"}).from, 15) << "verify's later anchor rounds";
+  EXPECT_EQ(parse({"-from", "16"}).from, kSteps);
+  EXPECT_EQ(d.to, kSteps);
+  const Options one = parse({"-from", "4", "-to", "4"});
+  EXPECT_EQ(one.from, 4) << "the speed check's step";
+  EXPECT_EQ(one.to, 4);
 }
 
 TEST(GemmLadderCliDeathTest, BadCommandLinesExit2WithOneNamedLineThenUsage) {
@@ -60,6 +67,10 @@ TEST(GemmLadderCliDeathTest, BadCommandLinesExit2WithOneNamedLineThenUsage) {
   EXPECT_EXIT(parse({"-k", "16777217"}), usage, "^error: -k expects an integer");
   EXPECT_EXIT(parse({"-iters", "0"}), usage, "^error: -iters expects an integer in \\[1, 10000\\]");
   EXPECT_EXIT(parse({"-iters"}), usage, "^error: -iters expects an integer .* got nothing");
+  EXPECT_EXIT(parse({"-from", "0"}), usage, "^error: -from expects an integer in \\[1, 16\\]");
+  EXPECT_EXIT(parse({"-from", "17"}), usage, "^error: -from expects an integer in \\[1, 16\\]");
+  EXPECT_EXIT(parse({"-to", "0"}), usage, "^error: -to expects an integer in \\[1, 16\\]");
+  EXPECT_EXIT(parse({"-from", "5", "-to", "4"}), usage, "^error: -from 5, -to 4: no step to run");
   EXPECT_EXIT(parse({"-csv"}), usage, "^error: unknown option \"-csv\"");
   EXPECT_EXIT(parse({"-tile", "8"}), usage, "^error: unknown option \"-tile\"");
   EXPECT_EXIT(parse({"-n", "20000"}), usage, "^error: -m, -n, -k: the host buffers would need");
@@ -71,13 +82,15 @@ TEST(GemmLadderCli, TheDefaultsFitTheHostBudgetsAnd4096Runs) {
   o.m = o.n = o.k = kDefaultDim;
   EXPECT_LE(hostBytes(o), 32LL << 20) << "the default run stays far below 200 MiB of host memory";
   EXPECT_EQ(hostBytes(o), 20LL << 20) << "A and B (4 MiB each), the double reference (8 MiB) and "
-                                         "one step's float copy of C (4 MiB)";
+                                         "the steps' float copy of C (4 MiB)";
   EXPECT_NE(usageText().find("on stdout two lines starting \"# \""), std::string::npos)
       << "--csv's stdout starts with the GPU and [device] lines, then the CSV";
   o.m = o.n = o.k = 4096;
   EXPECT_LE(hostBytes(o), kMaxHostBytes);
   EXPECT_EQ(hostBytes(o), 320LL << 20) << "the page: 320 MiB of host buffers at -n 4096";
-  EXPECT_LT(usageText().size() + 1, 1400u) << "the usage text fits its buffer, untruncated";
+  EXPECT_LT(usageText().size() + 1, 1700u) << "the usage text fits its buffer, untruncated";
+  EXPECT_NE(usageText().find("Exit status: 0 every step passed; 1 a gate failed"), std::string::npos)
+      << "the usage text ends with the exit codes, untruncated";
   EXPECT_NE(usageText().find("77 no usable CUDA device.\n"), std::string::npos);
 }
 

@@ -68,8 +68,14 @@ def gemm_rows(lesson, text, pick):
 
 
 def cublas_gflops(text):
-    rows = csv_rows(text)
-    return float(rows[0]["gflops"]) if rows and "gflops" in rows[0] else None
+    """{n: GFLOP/s} of cublas_sgemm's CSV rows (one per -n it was given)."""
+    rates = {}
+    for r in csv_rows(text):
+        try:
+            rates[int(r["n"])] = float(r["gflops"])
+        except (KeyError, TypeError, ValueError):
+            continue
+    return rates
 
 
 def same_iters(args):
@@ -113,10 +119,17 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
                 lesson_g.setdefault((lesson, kernel, n, iters), []).append(g)
                 if ranked or (lesson, kernel, n, iters) not in rank:
                     rank[(lesson, kernel, n, iters)] = place
-            for n in dict.fromkeys(n for _, n, _ in rows):
-                start = time.monotonic()
-                got = cublas_gflops(runner(anchor, ["-n", str(n)] + list(iters))["stdout"])
-                progress(f"anchors: cublas_sgemm -n {n} {' '.join(iters)}: {time.monotonic() - start:.1f} s")
+            # Every size of the run in one cublas_sgemm process, right after it (a process start costs
+            # about 0.6 s on the H200: report_data's eight sizes took eight of them a round).
+            sizes = list(dict.fromkeys(n for _, n, _ in rows))
+            if not sizes:
+                continue
+            words = [w for n in sizes for w in ("-n", str(n))] + list(iters)
+            start = time.monotonic()
+            rates = cublas_gflops(runner(anchor, words)["stdout"])
+            progress(f"anchors: cublas_sgemm {' '.join(words)}: {time.monotonic() - start:.1f} s")
+            for n in sizes:
+                got = rates.get(n)
                 if got:
                     cublas_g.setdefault((n, iters), []).append(got)
                     for kernel, _, g in (r for r in rows if r[1] == n):

@@ -82,7 +82,8 @@ class Speed:
     the measured figure of the region's kernel (the first matching line after the first line that
     matches `after`, when given); `better` says whether a lower (ms) or higher (GFLOP/s) figure wins."""
 
-    KEYS = {"region", "args", "figure", "after", "better", "slow", "slow_description", "look_at", "rounds", "bar"}
+    KEYS = {"region", "args", "time_args", "figure", "after", "better", "slow", "slow_description", "look_at", "rounds",
+            "bar"}
 
     def __init__(self, data):
         unknown = set(data) - self.KEYS
@@ -90,6 +91,11 @@ class Speed:
             raise KeyError(f"speed: unknown key {sorted(unknown)[0]!r} (known: {', '.join(sorted(self.KEYS))})")
         self.region, self.figure, self.slow = data["region"], data["figure"], data["slow"]
         self.args = data.get("args")  # None: the lesson's first Run: line
+        # Added to the run's arguments when timing, so a run times only what the figure needs (gemm_ladder:
+        # -from 4 -to 4, step 4 alone); the run itself is still judged against its transcript in full.
+        self.time_args = data.get("time_args", [])
+        if not isinstance(self.time_args, list) or not all(isinstance(a, str) for a in self.time_args):
+            raise ValueError(f"speed: time_args {self.time_args!r} is not a list of strings")
         self.after, self.better = data.get("after"), data.get("better", "lower")
         self.slow_description = data.get("slow_description", "the slow reference")
         self.look_at = data.get("look_at", "")
@@ -263,11 +269,11 @@ def attempt_program(root, attempt):
     return lesson(root, attempt.lesson), attempt.apply(base_program(root, attempt).text)
 
 
-def prebuild(prog, text, arch=None, sass=None):
+def prebuild(prog, text, arch=None, sass=None, same_code=False):
     """Build into builds.BUILD_CACHE ahead of the job that runs it (verify compiles while the GPU
     times); a failure is only reported by that job, which finds it in the cache."""
     with tempfile.TemporaryDirectory(prefix="suite-prebuild-") as tmp:
-        return build_in_scratch(prog, text, tmp, arch, sass)[1]
+        return build_in_scratch(prog, text, tmp, arch, sass, same_code)[1]
 
 
 def check_attempts(root):
@@ -357,17 +363,20 @@ def replace_region(text, region, body):
     return "".join(lines[:r.open_line]) + body.rstrip("\n") + "\n" + "".join(lines[r.close_line - 1:])
 
 
-def build_in_scratch(prog, text, tmp, arch=None, sass=None):
+def build_in_scratch(prog, text, tmp, arch=None, sass=None, same_code=False):
     """Write text under the program's file name in tmp and compile it with its Build: line (with
     -arch=ARCH in place of the line's -arch where arch is given; with the machine code of sass,
     such as sm_90, added beside the line's -arch=sm_N where given and different: then that GPU runs
     it without compiling its PTX first); through
-    builds.BUILD_CACHE where set.
+    builds.BUILD_CACHE where set. same_code: that machine code compiled from the line's own PTX
+    (compute_75 for sm_75), so the GPU runs the code the line builds (__CUDA_ARCH__ 750: a mutant
+    of a path below sm_80 stays on it) as its driver would compile it, but ahead of the run.
 
     Returns (binary path, None) or (None, the compiler's first error line)."""
     argv = prog.build_argv()
     if sass and not arch and line_sm(argv) not in (None, sass):
-        argv[1:1] = ["-gencode", f"arch=compute_{sass[3:]},code={sass}"]
+        virtual = line_sm(argv)[3:] if same_code else sass[3:]
+        argv[1:1] = ["-gencode", f"arch=compute_{virtual},code={sass}"]
     if arch:
         target = native_arch() if arch == "native" else arch
         if target is None:
@@ -400,14 +409,18 @@ def one_line(result, limit=300):
         line for line in result["stderr"].splitlines() if line.strip()))[:limit]
 
 
-def run_mutant(root, prog, mutant):
-    """Build and run one mutant in a scratch folder; return its record entry."""
+def run_mutant(root, prog, mutant, sass=None):
+    """Build and run one mutant in a scratch folder; return its record entry. sass: the GPU's own
+    machine code, compiled from the Build: line's PTX beside it (build_in_scratch's same_code), so
+    the run compiles no PTX (verify: on the H200 each gemm_ladder mutant's driver compile took about
+    as long as its run)."""
     entry = {"name": mutant.name, "description": mutant.description}
     if mutant.arch:
         entry["arch"] = mutant.arch
     clock = builds.Stopwatch()
     with tempfile.TemporaryDirectory(prefix="suite-mutant-") as tmp:
-        binary, failure = clock.lap("build", build_in_scratch, prog, mutant.apply(prog.text), tmp, mutant.arch)
+        binary, failure = clock.lap("build", build_in_scratch, prog, mutant.apply(prog.text), tmp, mutant.arch,
+                                    sass, True)
         entry["seconds"] = clock.laps
         if binary is None:
             entry.update(killed=False, outcome=failure)

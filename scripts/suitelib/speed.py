@@ -8,6 +8,7 @@ import concurrent.futures
 import math
 import os
 import re
+import shlex
 import statistics
 import tempfile
 from pathlib import Path
@@ -157,6 +158,11 @@ def speed_run(root, name, speed):
     return find_lesson_run(root, name, speed.args)
 
 
+def timed_command(run, speed):
+    """The command line the speed check times: the run's, with the rule's time_args after it."""
+    return " ".join([run.command()] + [shlex.quote(a) for a in speed.time_args])
+
+
 def reference_texts(root, name, speed):
     """(solution text, slow reference text): the lesson, and the lesson with the region made slow."""
     text = lesson(root, name).text
@@ -188,12 +194,13 @@ def speed_check(root, name, student_text, speed, run_fn=None):
     solution, slow = reference_texts(root, name, speed)
     sass = catalogue.native_arch()
     lines = [f"speed ('{speed.region}' is about speed): timing your program, the lesson's and {speed.slow_description} "
-             f"at {run.command()}, {speed.rounds} alternating rounds each (all three built with the lesson's Build: line"
+             f"at {timed_command(run, speed)}, {speed.rounds} alternating rounds each (all three built with the lesson's "
+             f"Build: line"
              + (f" plus {sass} machine code)" if sass else ")")]
     with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
         bins = build_all(lesson(root, name), {"your program": student_text, "solution": solution,
                                               "slow reference": slow}, tmp, sass)
-        figures = time_rounds(list(bins.items()), run.args, speed, run_fn)
+        figures = time_rounds(list(bins.items()), run.args + speed.time_args, speed, run_fn)
     d = speed_decision(figures["your program"], figures["solution"], figures["slow reference"], speed.better,
                        bar_of(speed))
     return d["outcome"], lines + [speed_message(d, speed)]
@@ -224,7 +231,7 @@ def speed_phase(root, cats, names, progress=print, run_fn=None, built=None):
             continue
         run = speed_run(root, name, speed)
         timed_attempts = speed_attempts(cats, name)
-        entry = {"lesson": name, "region": speed.region, "run": run.id, "figure": speed.figure,
+        entry = {"lesson": name, "region": speed.region, "run": run.id, "time_args": speed.time_args, "figure": speed.figure,
                  "better": speed.better, "rounds": speed.rounds, "bar": bar_of(speed)}
         try:
             with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
@@ -236,7 +243,7 @@ def speed_phase(root, cats, names, progress=print, run_fn=None, built=None):
                     raise SuiteError(bins)
                 progress(f"speed {name}/{speed.region}: timing {len(bins)} programs, {speed.rounds} rounds")
                 dropped = {}
-                figures = time_rounds(list(bins.items()), run.args, speed, run_fn, dropped)
+                figures = time_rounds(list(bins.items()), run.args + speed.time_args, speed, run_fn, dropped)
         except SuiteError as exc:
             entry.update(error=str(exc), attempts=[{"name": a.name, "kind": a.kind, "outcome": "not timed"}
                                                    for a in timed_attempts])
@@ -276,6 +283,9 @@ def speed_problems(record, cats, rel):
         if e.get("error"):
             errors.append(f"{rel}: speed exercise {name}/{cat.speed.region} was not timed: {e['error'][:200]}")
             continue
+        if e.get("time_args", []) != cat.speed.time_args:
+            errors.append(f"{rel}: speed exercise {name}/{cat.speed.region} was timed with the arguments "
+                          f"{e.get('time_args', [])} added, the catalogue now adds {cat.speed.time_args} (run verify)")
         W, spread = e.get("slow_ratio") or 0.0, e.get("spread") or float("inf")
         if not W > spread:  # from the measurements
             errors.append(f"{rel}: speed exercise {name}/{cat.speed.region}: the slow reference ({e.get('slow_ratio')} "

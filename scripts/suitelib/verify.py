@@ -279,7 +279,9 @@ def build_tree(root, name, archs, targets, optional=()):
     bdir = Path(root) / "build" / name
     build = ["cmake", "--build", str(bdir)] + (["--target"] + targets if targets is not None else [])
     # --threads=0: nvcc compiles a file's architectures at once (a fresh build's longest file is
-    # one of two architectures compiled in turn otherwise).
+    # one of two architectures compiled in turn otherwise). The dev preset sets the same flags, so
+    # after `bless --all` (which builds through it) verify rebuilds nothing; with other flags, new
+    # flags made it recompile what bless had built (the H200 run of 2026-12-02: build phase 30.9 s).
     for cmd in (["cmake", "-S", str(root), "-B", str(bdir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                  f"-DCMAKE_CUDA_ARCHITECTURES={archs}", "-DCMAKE_CUDA_FLAGS=--threads=0"], build):
         if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
@@ -466,8 +468,9 @@ def probe_jobs(root, native):
 
 def make_jobs(root, progs, native, ptx75, gpu, cats, sass=None, measured=None):
     """Every untimed GPU job; sass: the GPU's own machine code, built into each attempt beside its
-    Build: line's targets (on the H200, sm_90: the exercise's CMake build carries it too), so no attempt
-    waits on the PTX JIT; measured: {program: {run id: its budget run}}, whose output the run jobs
+    Build: line's targets (on the H200, sm_90: the exercise's CMake build carries it too), and into
+    each mutant from the line's own PTX (so it runs the code the line builds), so no attempt or
+    mutant waits on the PTX JIT; measured: {program: {run id: its budget run}}, whose output the run jobs
     compare with the transcripts instead of starting each lesson run once more (on the H200 CUDA
     processes start mostly one after another: scripts/bench/process_starts.sh)."""
     measured = measured or {}
@@ -483,7 +486,7 @@ def make_jobs(root, progs, native, ptx75, gpu, cats, sass=None, measured=None):
                  for r in p.runs()]
         jobs += [(("repeat", p.rel, i), job_repeat, (native, p)) for i in range(repeats(p))]
         if not p.is_starter and p.name in cats:
-            jobs += [(("mutant", p.rel, m.name), catalogue.run_mutant, (root, p, m)) for m in cats[p.name].mutants]
+            jobs += [(("mutant", p.rel, m.name), catalogue.run_mutant, (root, p, m, sass)) for m in cats[p.name].mutants]
             worded = cats[p.name].student_worded
             jobs += [(("attempt", p.rel, a.region, a.name), exercises.run_attempt, (root, a, gpu, worded, sass))
                      for a in cats[p.name].attempts]
@@ -596,6 +599,7 @@ def speed_table(entries):
                              if isinstance(a.get("ratio"), (int, float)) else "not timed")
                           for a in e.get("attempts", []))
         bar = speed.speed_outcome(1.0, W, spread, fraction)[1]
-        rows.append(f"| {e['lesson']} | {e['region']} | {e['run']} | {e.get('slow_ratio')} | {bar:.4f} ({fraction} of the way) | "
+        run = " ".join([e['run']] + e.get("time_args", []))
+        rows.append(f"| {e['lesson']} | {e['region']} | {run} | {e.get('slow_ratio')} | {bar:.4f} ({fraction} of the way) | "
                     f"{e.get('spread')} | {tried} |")
     return "\n".join(rows) + "\n"

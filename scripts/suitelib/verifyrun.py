@@ -98,7 +98,7 @@ def compile_jobs(root, progs, cats, speed_names, tmp, sass=None):
             rest.append((len(text), ("build", p.rel, "attempt " + a.name), catalogue.prebuild, (les, text, None, sass)))
         for m in cats[p.name].mutants:
             rest.append((len(p.text), ("build", p.rel, "mutant " + m.name), catalogue.prebuild,
-                         (p, m.apply(p.text), m.arch)))
+                         (p, m.apply(p.text), m.arch, sass, True)))
     return jobs + [(key, fn, args) for _, key, fn, args in sorted(rest, key=lambda r: -r[0])]
 
 
@@ -203,8 +203,9 @@ def write_job_log(root, jobs, durations):
 def run_verify(root, args, facts, gpu, progs, cats):
     """The whole verification; returns the record it wrote (verify.json and verify.md)."""
     clock = Clock()
-    # Every mutant (and every attempt on a GPU without sm_90 machine code in it) is its own binary whose
-    # PTX the driver compiles at its first run; a cache too small for them all would compile some again.
+    # The sm_75 tree's programs (and, where nvidia-smi names no compute capability, so no sass is
+    # added, every attempt and mutant) are binaries whose PTX the driver compiles at their first run;
+    # a cache too small for them all would compile some again.
     os.environ.setdefault("CUDA_CACHE_MAXSIZE", str(4 << 30))
     # A cache of its own, writable wherever verify runs (an unwritable home would cache nothing).
     os.environ.setdefault("CUDA_CACHE_PATH", str(Path(root) / "build" / "jit-cache"))

@@ -146,7 +146,7 @@ class TestSpeedRules(CatalogueScratch):
             catalogue.replace_region(text, "thrice", "x")
 
 
-def fake_build(prog, text, tmp, arch=None, sass=None):
+def fake_build(prog, text, tmp, arch=None, sass=None, same_code=False):
     """A 'compiler' for the demo: the program prints twice(42) as the attempt's source computes it."""
     body = re.search(r"int twice\(int v\) \{ return (.*?); \}", text).group(1)
     value = eval(body, {}, {"v": 42})
@@ -303,7 +303,7 @@ class TestMutantArch(CatalogueScratch):
     def test_the_record_names_the_arch_a_mutant_was_built_for(self):
         seen = []
 
-        def fake_build(prog, text, tmp, arch=None, sass=None):
+        def fake_build(prog, text, tmp, arch=None, sass=None, same_code=False):
             seen.append(arch)
             return None, "does not compile: planted"
         mutant = catalogue.Mutant("guarded", "x", "return 42;", "return 43;", "GATE:", arch="native")
@@ -345,6 +345,48 @@ class TestAttemptMachineCode(CatalogueScratch):
         own = next(a.split("=", 1)[1] for a in line if a.startswith("-arch="))
         self.assertEqual(self.argv_for(sass=own), self.argv_for())
         self.assertNotIn("-gencode", self.argv_for(arch="sm_80", sass="sm_90"))
+
+    def test_a_mutant_gets_the_gpus_code_compiled_from_the_lines_own_ptx(self):
+        """A mutant of a path below sm_80 must run that path: its sm_90 code is compiled from the
+        line's compute_75 PTX (as the driver would at run time), not from compute_90."""
+        plain = self.argv_for()
+        own = next(a.split("=", 1)[1] for a in plain if a.startswith("-arch="))
+        added = self.argv_for(sass="sm_90", same_code=True)
+        self.assertEqual([a for a in added if a not in plain], ["-gencode", f"arch=compute_{own[3:]},code=sm_90"])
+        self.assertNotIn("-gencode", self.argv_for(arch="sm_80", sass="sm_90", same_code=True),
+                         "a mutant that names its arch is built for it alone")
+
+    def test_verify_passes_the_gpus_code_to_every_mutant_and_builds_each_once(self):
+        import tempfile
+        from suitelib import builds, verify, verifyrun
+        from suitelib.model import programs
+        progs, cats = programs(self.root), catalogue.load(self.root)
+        jobs = verify.make_jobs(self.root, progs, Path("n"), Path("p"), "h200", cats, sass="sm_90")
+        mutants = [args for key, _, args in jobs if key[0] == "mutant"]
+        self.assertTrue(mutants)
+        self.assertTrue(all(args[-1] == "sm_90" for args in mutants))
+        compiled = []
+
+        def fake_compile(prog, text, argv, folder):
+            compiled.append(list(argv))
+            path = Path(folder) / "demo"
+            path.write_text("#!/bin/sh\nexit 1\n")
+            path.chmod(0o755)
+            return path, None
+        with tempfile.TemporaryDirectory() as tmp, patched(catalogue, "_compile", fake_compile):
+            builds.BUILD_CACHE = builds.BuildCache(Path(tmp) / "builds")
+            try:
+                for key, fn, args in verifyrun.compile_jobs(self.root, progs, cats, [], tmp, "sm_90"):
+                    if key[0] == "build" and key[2].startswith("mutant "):
+                        fn(*args)
+                ahead = len(compiled)
+                self.assertTrue(ahead and all(any(a.endswith(",code=sm_90") and "compute_90" not in a for a in argv)
+                                              for argv in compiled))
+                for _, fn, args in (j for j in jobs if j[0][0] == "mutant"):
+                    fn(*args)
+                self.assertEqual(len(compiled), ahead, "a mutant compiled again what the background had built")
+            finally:
+                builds.BUILD_CACHE = None
 
     def test_verify_passes_the_gpus_code_to_every_attempt(self):
         from suitelib import verify

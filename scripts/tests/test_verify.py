@@ -234,6 +234,31 @@ class TestVerifyRecord(Scratch):
         self.write_record(lambda r: r.update(exercise_speed=[self.speed_entry(slow_ratio=1.03, spread=1.01)]))
         self.assertCheckFails("verify-record", "at its bar of 0.9 the rule would not fail its own slow reference")
 
+    def test_time_args_are_added_to_the_run_and_recorded(self):
+        """gemm_ladder times step 4 alone (-from 4 -to 4) at its -n 2048 run: every timed run gets the
+        rule's time_args after the run's own; the record names them, and check refuses a record timed
+        with other ones."""
+        self.add_speed()
+        self.edit_catalogue(lambda d: d["exercise"]["speed"].update(time_args=["-from", "4"]))
+        seen = []
+
+        def run_fn(path, args):
+            seen.append(list(args))
+            return {"exit_code": 0, "stdout": "k 3.0 ms\n" if path == "slow" else "k 1.0 ms\n", "stderr": ""}
+        built = {"demo": {"solution": "sol", "slow reference": "slow", "attempt times-two": "t2",
+                          "attempt add-self": "as", "attempt one-plus": "slow"}}
+        [entry] = speed.speed_phase(self.root, catalogue.load(self.root), ["demo"], lambda *a: None, run_fn, built)
+        self.assertTrue(seen)
+        self.assertEqual({tuple(a) for a in seen}, {("-from", "4")}, "the demo run has no args of its own")
+        self.assertEqual(entry["time_args"], ["-from", "4"])
+        self.write_record(lambda r: r.update(exercise_speed=[self.speed_entry(time_args=["-from", "4"])]))
+        self.assertCheckPasses("verify-record")
+        self.write_record(lambda r: r.update(exercise_speed=[self.speed_entry()]))
+        self.assertCheckFails("verify-record", "was timed with the arguments [] added, the catalogue now adds "
+                                               "['-from', '4'] (run verify)")
+        self.edit_catalogue(lambda d: d["exercise"]["speed"].update(time_args="-from 4"))
+        self.assertCheckFails("verify-record", "time_args '-from 4' is not a list of strings")
+
     def test_the_speed_phase_times_the_rest_when_an_attempt_always_fails(self):
         """An attempt failing every run (a gate, say) is recorded not timed; the references and the other
         attempts are timed and recorded."""
@@ -473,6 +498,12 @@ class TestVerifyParts(Scratch):
         self.assertIsNone(args[("run", starter.rel, starter.runs()[0].id)][-1], "a starter's run runs in its job")
 
 
+def cublas_csv(args, rate):
+    """What cublas_sgemm prints for these arguments: a row at the given rate for each -n."""
+    sizes = [args[i + 1] for i, a in enumerate(args) if a == "-n"]
+    return "kernel,n,median_ms,gflops\n" + "".join(f"cublas_sgemm,{n},1.0,{rate}\n" for n in sizes)
+
+
 class TestAnchors(Scratch):
     LADDER = "kernel,n,median_ms,gflops\ntiled16,4096,10.0,{a}\nregister2d,4096,2.0,{b}\n"
 
@@ -491,7 +522,7 @@ class TestAnchors(Scratch):
         def runner(binary, args):
             calls.append(Path(binary).name)
             if Path(binary).name == "cublas_sgemm":
-                return {"exit_code": 0, "stdout": f"kernel,n,median_ms,gflops\ncublas_sgemm,{args[1]},1.0,50000\n"}
+                return {"exit_code": 0, "stdout": cublas_csv(args, 50000)}
             return {"exit_code": 0, "stdout": self.LADDER.format(a=10000, b=40000)}
         folder = self.fake("gemm_ladder", "true", "bin")
         self.fake("cublas_sgemm", "true", "bin")
@@ -515,7 +546,7 @@ class TestAnchors(Scratch):
 
         def runner(binary, args):
             if Path(binary).name == "cublas_sgemm":
-                return {"exit_code": 0, "stdout": f"kernel,n,median_ms,gflops\ncublas_sgemm,{args[1]},1.0,{next(cublas_rates)}\n"}
+                return {"exit_code": 0, "stdout": cublas_csv(args, next(cublas_rates))}
             return {"exit_code": 0, "stdout": self.LADDER.format(a=next(lesson_rates), b=40000)}
         folder = self.fake("gemm_ladder", "true", "bin")
         self.fake("cublas_sgemm", "true", "bin")
@@ -538,7 +569,7 @@ class TestAnchors(Scratch):
             short = "-iters" in args  # the 5-launch runs measure other rates on both sides
             if Path(binary).name == "cublas_sgemm":
                 rate = 40000 if short else 50000
-                return {"exit_code": 0, "stdout": f"kernel,n,median_ms,gflops\ncublas_sgemm,{args[1]},1.0,{rate}\n"}
+                return {"exit_code": 0, "stdout": cublas_csv(args, rate)}
             return {"exit_code": 0, "stdout": self.LADDER.format(a=20000 if short else 10000, b=40000)}
         folder = self.fake("gemm_ladder", "true", "bin")
         self.fake("cublas_sgemm", "true", "bin")
@@ -555,7 +586,7 @@ class TestAnchors(Scratch):
     def test_a_partial_verify_keeps_the_other_lessons_anchors(self):
         def runner(binary, args):
             if Path(binary).name == "cublas_sgemm":
-                return {"exit_code": 0, "stdout": f"kernel,n,median_ms,gflops\ncublas_sgemm,{args[1]},1.0,50000\n"}
+                return {"exit_code": 0, "stdout": cublas_csv(args, 50000)}
             return {"exit_code": 0, "stdout": self.LADDER.format(a=10000, b=40000)}
         folder = self.fake("gemm_ladder", "true", "bin")
         self.fake("cublas_sgemm", "true", "bin")
@@ -601,7 +632,7 @@ class TestAnchors(Scratch):
 
         def runner(binary, args):
             if Path(binary).name == "cublas_sgemm":
-                return {"exit_code": 0, "stdout": f"kernel,n,median_ms,gflops\ncublas_sgemm,{args[1]},1.0,20\n"}
+                return {"exit_code": 0, "stdout": cublas_csv(args, 20)}
             a, b = next(rates)
             return {"exit_code": 0, "stdout": f"kernel,n,verdict,gflops\nnaive,1000,PASS,{a}\nnaive,2048,PASS,{b}\n"
                                               f"tiled,2048,PASS,30\n"}
@@ -609,6 +640,28 @@ class TestAnchors(Scratch):
         self.fake("cublas_sgemm", "true", "bin")
         entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
         self.assertEqual([(e["kernel"], e["n"], e["rounds"]) for e in entries], [("naive", 2048, 3), ("tiled", 2048, 3)])
+
+    def test_every_size_of_a_run_is_timed_in_one_cublas_process(self):
+        """report_data prints eight sizes: one cublas_sgemm process a round times them all, and each
+        row is set against the rate of its own size."""
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "report_data", "day": "final", "teaches": "t", "anchor_runs": [{"args": [], "pick": "all"}]}]}))
+        calls = []
+
+        def runner(binary, args):
+            calls.append((Path(binary).name, list(args)))
+            if Path(binary).name == "cublas_sgemm":
+                sizes = [args[i + 1] for i, a in enumerate(args) if a == "-n"]
+                return {"exit_code": 0, "stdout": "kernel,n,median_ms,gflops\n"
+                                                  + "".join(f"cublas_sgemm,{n},1.0,{int(n) * 10}\n" for n in sizes)}
+            return {"exit_code": 0, "stdout": "kernel,n,verdict,gflops\nnaive,1000,PASS,5000\nnaive,2048,PASS,5120\n"}
+        folder = self.fake("report_data", "true", "bin")
+        self.fake("cublas_sgemm", "true", "bin")
+        entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
+        self.assertEqual([c for c in calls if c[0] == "cublas_sgemm"],
+                         [("cublas_sgemm", ["-n", "1000", "-n", "2048"])] * anchors.ROUNDS)
+        self.assertEqual([(e["n"], e["cublas_gflops"], e["ratio"]) for e in entries],
+                         [(1000, 10000.0, 0.5), (2048, 20480.0, 0.25)])
 
     def test_a_step_missing_from_a_round_keeps_its_place_before_the_top_step(self):
         """The goal judges a size's last entry as its top step: a step that failed in round 0 and
@@ -808,7 +861,7 @@ class TestVerifyCommand(Scratch):
                 patched(verifyrun, "run_measured", lambda *a: dict(budget)), \
                 patched(verifyrun, "ctest_gpu", lambda root, bdir=None: dict(gpu_ctest)), \
                 patched(verify, "ctest_gpu", lambda root, bdir=None: dict(gpu_ctest)), \
-                patched(catalogue, "run_mutant", lambda root, p, m: {"name": m.name, "description": "", "killed": True,
+                patched(catalogue, "run_mutant", lambda root, p, m, sass=None: {"name": m.name, "description": "", "killed": True,
                                                                      "outcome": "exit 1: GATE"}), \
                 patched(catalogue, "build_in_scratch", fake_build):
             return self.main("verify", *extra, writes=True)
