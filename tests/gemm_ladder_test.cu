@@ -504,18 +504,22 @@ TEST(GemmLadderRing, TheWideMapCoversItsTileOnceAndMatchesStep9sAtEightColumns) 
   }
 }
 
-// Steps 15-16's A copies (ringSums: thread tid copies k = tid % 8 of row tid / 8 (+ 32 i) into
-// As[k * 132 + row]): the 32 lanes of a warp write 32 different banks in each copy instruction.
-TEST(GemmLadderRing, AWarpsACopiesFallOnThirtyTwoBanks) {
+// Steps 15-16's A copies (ringACopy, the kernel's own map): the 32 lanes of a warp write 32
+// different banks in each copy instruction, and the block's copies fill the 8 x 128 panel once.
+TEST(GemmLadderRing, AWarpsACopiesFallOnThirtyTwoBanksAndFillThePanelOnce) {
+  std::set<int> filled;
   for (int warp = 0; warp < kThreads / 32; ++warp)
     for (int i = 0; i < kBM * kRingBK / kThreads; ++i) {
       std::set<int> banks;
       for (int lane = 0; lane < 32; ++lane) {
-        const int tid = 32 * warp + lane, ak = tid % kRingBK, am = tid / kRingBK;
-        banks.insert((ak * kBMPad + am + i * (kThreads / kRingBK)) % 32);
+        const int at = ringACopy(32 * warp + lane, i);
+        banks.insert(at % 32);
+        ASSERT_LT(at % kBMPad, kBM) << "a copy lands in the padding";
+        EXPECT_TRUE(filled.insert(at).second) << "two copies land on " << at;
       }
       EXPECT_EQ(banks.size(), 32u) << "warp " << warp << ", copy " << i;
     }
+  EXPECT_EQ(filled.size(), size_t(kBM * kRingBK)) << "every (k, row) of the panel copied";
 }
 
 // Step 16's rule depends on M and N alone and never splits K; its line says which kernel runs.

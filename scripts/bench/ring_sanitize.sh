@@ -9,7 +9,7 @@ set -u
 bin=${1:?usage: ring_sanitize.sh BINARY [OUT_FILE]}; out=${2:-/dev/stdout}
 [ -x "$bin" ] || { echo "ring_sanitize.sh: $bin is not an executable" >&2; exit 2; }
 runs=("-m 2048 -n 4096 -k 16"   # step 16: 256 wide tiles, all inside C
-      "-m 2000 -n 4000 -k 24"   # step 16: wide tiles at the edges (the Run: line's shape)
+      "-m 2000 -n 4000 -k 32"   # step 16: 225 wide tiles without bounds tests, the rest at edges
       "-n 1024 -k 16"           # step 15: every tile inside C (no edge instance)
       "-m 130 -n 130 -k 40")    # steps 15-16: N % 4 != 0, B 4 bytes a copy
 {

@@ -1,8 +1,9 @@
 """cuBLAS anchors: verify runs the lessons' GEMM CSVs and anchors/cublas_sgemm on the same sizes,
 interleaved (lesson, anchor, lesson, anchor, ...) so both see the same clocks, and records each
 measured kernel's ratio to cuBLAS (expected/<gpu>/data/anchors.csv, verify.json's `anchors`): the
-ratio of the medians, the rounds, and the spread of the rounds' own ratios (each lesson figure over
-the cuBLAS rate measured right after it)."""
+ratio of the medians (the kernel's, and cuBLAS's over the rounds the kernel ran in), the rounds, and
+the spread of the rounds' own ratios (each lesson figure over the cuBLAS rate measured right after
+it)."""
 
 import csv
 import io
@@ -90,20 +91,25 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
     kernel, n, iters): [the round's gflops / the cuBLAS rate measured right after it...]} over the
     interleaved rounds (iters: the run's -iters words, so a lesson figure is only ever set against
     cuBLAS timed with as many launches)."""
-    lesson_g, cublas_g, round_ratios, best_runs, rank, widest = {}, {}, {}, {}, {}, {}
+    lesson_g, cublas_g, round_ratios, best_runs, rank, widest, row_cublas = {}, {}, {}, {}, {}, {}, {}
+    full_done = set()  # runs whose first round without later_args has succeeded
     runs = lesson_runs(root)
     for round_no in range(max([ROUNDS] + [r for _, _, _, r, _ in runs])):
         for lesson, run_args, pick, rounds, later in runs:
             binary = Path(bin_dir) / lesson
             if round_no >= rounds or not binary.is_file():
                 continue
-            args = list(run_args) + (list(later) if round_no > 0 else [])
+            run_key = (lesson, tuple(run_args))
+            # later_args only once a round of the whole run has succeeded: a failed first round is
+            # retried whole, so no step loses its one round to it.
+            args = list(run_args) + (list(later) if run_key in full_done else [])
             start = time.monotonic()
             result = runner(binary, args)
             progress(f"anchors: {lesson} {' '.join(args)}: {time.monotonic() - start:.1f} s")
             if result["exit_code"] != 0:
                 progress(f"anchors: {lesson} {' '.join(args)} exited {result['exit_code']}; skipped")
                 continue
+            full_done.add(run_key)
             # "best" and "best-per-kernel" are chosen once, over the rounds' medians (best_of_rounds):
             # a round's own best can be another row where two run within noise of each other.
             rows = gemm_rows(lesson, result["stdout"], "all" if pick.startswith("best") else pick)
@@ -112,7 +118,6 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
                 best_runs[(lesson, iters)] = pick
             # The row's place in the CSV (the step order), from the round that printed the most rows:
             # a later round that runs only the top steps (later_args) does not move them to the front.
-            run_key = (lesson, tuple(run_args))
             ranked = len(rows) >= widest.get(run_key, 0)
             widest[run_key] = max(len(rows), widest.get(run_key, 0))
             for place, (kernel, n, g) in enumerate(rows):
@@ -126,15 +131,19 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
                 continue
             words = [w for n in sizes for w in ("-n", str(n))] + list(iters)
             start = time.monotonic()
-            rates = cublas_gflops(runner(anchor, words)["stdout"])
-            progress(f"anchors: cublas_sgemm {' '.join(words)}: {time.monotonic() - start:.1f} s")
+            done = runner(anchor, words)
+            rates = cublas_gflops(done["stdout"])
+            missing = [str(n) for n in sizes if not rates.get(n)]
+            progress(f"anchors: cublas_sgemm {' '.join(words)}: {time.monotonic() - start:.1f} s"
+                     + (f"; exited {done['exit_code']}, no rate for n = {', '.join(missing)}" if missing else ""))
             for n in sizes:
                 got = rates.get(n)
                 if got:
                     cublas_g.setdefault((n, iters), []).append(got)
                     for kernel, _, g in (r for r in rows if r[1] == n):
                         round_ratios.setdefault((lesson, kernel, n, iters), []).append(g / got)
-    return in_row_order(best_of_rounds(lesson_g, best_runs), rank), cublas_g, round_ratios
+                        row_cublas.setdefault((lesson, kernel, n, iters), []).append(got)
+    return in_row_order(best_of_rounds(lesson_g, best_runs), rank), cublas_g, round_ratios, row_cublas
 
 
 def best_of_rounds(lesson_g, best_runs):
@@ -163,15 +172,19 @@ def in_row_order(lesson_g, rank):
     return {key: lesson_g[key] for keys in groups.values() for key in sorted(keys, key=lambda k: rank.get(k, 0))}
 
 
-def anchor_entries(lesson_g, cublas_g, round_ratios=None):
+def anchor_entries(lesson_g, cublas_g, round_ratios=None, row_cublas=None):
     """One entry a (lesson, kernel, n, iters): the medians' ratio, and where the rounds' own ratios
-    are known, how many rounds and their least and greatest ratio (the spread)."""
+    are known, how many rounds and their least and greatest ratio (the spread). The cuBLAS median is
+    of the rates measured right after the row's own rounds (row_cublas; every cuBLAS rate at its
+    size where that is not known): a step timed in one round only is set against that round's cuBLAS,
+    so its ratio is its round's ratio."""
     entries = []
     for key, values in lesson_g.items():
         lesson, kernel, n, iters = key
-        if (n, iters) not in cublas_g:
+        own = (row_cublas or {}).get(key) or cublas_g.get((n, iters))
+        if not own:
             continue
-        g, c = statistics.median(values), statistics.median(cublas_g[(n, iters)])
+        g, c = statistics.median(values), statistics.median(own)
         entry = {"lesson": lesson, "kernel": kernel, "n": n, "gflops": round(g, 1),
                  "cublas_gflops": round(c, 1), "ratio": round(g / c, 3) if c else None}
         ratios = (round_ratios or {}).get(key)
@@ -237,6 +250,10 @@ def anchor_problems(root, record, rel):
     """For each goal of a lesson's anchor_goal (scripts/course.json), where the anchor exists: its top
     step at the goal's size is recorded over at least GOAL_ROUNDS rounds with their spread, and its
     ratio to cuBLAS reaches the goal's least ratio, or the best round's does (met within its spread)."""
+    try:
+        lesson_runs(root)  # a malformed anchor run fails here, not in the middle of a GPU verify
+    except SuiteError as exc:
+        return [str(exc)]
     if not (Path(root) / "anchors" / "cublas_sgemm.cu").exists():
         return []
     errors = []

@@ -282,9 +282,10 @@ def cmd_mutate(args):
     cats, names = catalogue.selected(args.root, args.names, "mutate")  # names first, then the GPU
     facts = require_gpu("mutate")
     root, gpu = args.root, args.gpu or facts.slug
-    jobs = [(root, lesson(root, n), m) for n in names for m in cats[n].mutants]
+    sass = catalogue.native_arch()  # as verify builds them: the GPU's code from the line's own PTX
+    jobs = [(root, lesson(root, n), m, sass) for n in names for m in cats[n].mutants]
     results = {}
-    for (_, prog, _), entry in zip(jobs, catalogue.run_parallel(catalogue.run_mutant, jobs)):
+    for (_, prog, _, _), entry in zip(jobs, catalogue.run_parallel(catalogue.run_mutant, jobs)):
         results.setdefault(prog.rel, []).append(entry)
     record = load_record(root, gpu)
     if record is None:

@@ -273,17 +273,23 @@ def check_verify_record(root, gpu=DEFAULT_GPU):
 # --- verify: composed from the run, sanitize and budget functions ---------------------------
 
 
+def cuda_flags():
+    """CMAKE_CUDA_FLAGS as the dev preset sets it ("$env{CUDAFLAGS} --threads=0"), to the byte."""
+    return f"{os.environ.get('CUDAFLAGS', '')} --threads=0"
+
+
 def build_tree(root, name, archs, targets, optional=()):
     """Configure and build targets (None: every default target) in build/NAME; optional targets
     (the anchor) may fail to exist."""
     bdir = Path(root) / "build" / name
     build = ["cmake", "--build", str(bdir)] + (["--target"] + targets if targets is not None else [])
     # --threads=0: nvcc compiles a file's architectures at once (a fresh build's longest file is
-    # one of two architectures compiled in turn otherwise). The dev preset sets the same flags, so
-    # after `bless --all` (which builds through it) verify rebuilds nothing; with other flags, new
-    # flags made it recompile what bless had built (the H200 run of 2026-12-02: build phase 30.9 s).
+    # one of two architectures compiled in turn otherwise). The flags are the dev preset's, to the
+    # byte ("$env{CUDAFLAGS} --threads=0"), so after `bless --all` (which builds through it) verify
+    # rebuilds nothing; other flags made it recompile what bless had built (the H200 run of
+    # 2026-12-02: build phase 30.9 s).
     for cmd in (["cmake", "-S", str(root), "-B", str(bdir), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                 f"-DCMAKE_CUDA_ARCHITECTURES={archs}", "-DCMAKE_CUDA_FLAGS=--threads=0"], build):
+                 f"-DCMAKE_CUDA_ARCHITECTURES={archs}", f"-DCMAKE_CUDA_FLAGS={cuda_flags()}"], build):
         if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
             raise SuiteError(f"verify: {' '.join(cmd[:4])} ... failed")
     for target in optional:

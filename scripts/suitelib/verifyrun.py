@@ -31,7 +31,7 @@ from pathlib import Path
 
 from . import SuiteError
 from . import builds, catalogue, speed
-from .anchors import measure_anchors
+from .anchors import lesson_runs, measure_anchors
 from .model import data_recordings, lesson
 from .running import ctest_gpu, run_measured
 from .verify import (BUDGET, BUDGET_KEYS, build_tree, job_name, load_record, make_jobs, probe_entries, probe_targets,
@@ -203,6 +203,7 @@ def write_job_log(root, jobs, durations):
 def run_verify(root, args, facts, gpu, progs, cats):
     """The whole verification; returns the record it wrote (verify.json and verify.md)."""
     clock = Clock()
+    lesson_runs(root)  # a malformed anchor run in course.json: one line now, not after the build
     # The sm_75 tree's programs (and, where nvidia-smi names no compute capability, so no sass is
     # added, every attempt and mutant) are binaries whose PTX the driver compiles at their first run;
     # a cache too small for them all would compile some again.

@@ -478,6 +478,33 @@ class TestSpeedCheck(ExerciseScratch):
             outcome, _ = speed.speed_check(self.root, "demo", text, catalogue.load(self.root)["demo"].speed)
         self.assertEqual((outcome, seen), ("passed", ["sm_90"] * 3))
 
+    def test_a_copy_that_refuses_the_time_args_is_timed_at_the_run_itself(self):
+        """gemm_ladder times step 4 alone (-from 4 -to 4); a student's copy made before those options
+        existed exits 2 on them: all three are then timed at the run's own arguments, and it says so."""
+        self.edit_catalogue(lambda d: d["exercise"]["speed"].update(time_args=["-from", "4"]))
+        self.edit("exercises/demo.cu", "int twice(int v) { return v; }", "int twice(int v) { return 2 * v; }")
+        text = (self.root / "exercises/demo.cu").read_text()
+        seen = []
+
+        def runner(path, args):
+            seen.append(list(args))
+            if "-from" in args and "student" in str(path):
+                return {"exit_code": 2, "stdout": "", "stderr": "error: unknown option \"-from\""}
+            return {"exit_code": 0, "stdout": "k 3.0 ms\n" if "slow" in str(path) else "k 1.0 ms\n", "stderr": ""}
+
+        def build(prog, text, tmp, arch=None, sass=None):
+            key = "slow" if "SLOW" in text else "student" if "2 * v" in text else "solution"
+            return Path(tmp) / key, None
+        with patched(catalogue, "build_in_scratch", build):
+            outcome, lines = speed.speed_check(self.root, "demo", text, catalogue.load(self.root)["demo"].speed, runner)
+        self.assertEqual(outcome, "passed")
+        self.assertIn("your program refuses -from 4", "\n".join(lines))
+        self.assertTrue(all("-from" not in a for a in seen[1:]), seen)
+        seen.clear()
+        with patched(catalogue, "build_in_scratch", lambda prog, t, tmp, arch=None, sass=None: (Path(tmp) / "solution", None)):
+            speed.speed_check(self.root, "demo", text, catalogue.load(self.root)["demo"].speed, runner)
+        self.assertTrue(seen and all(a[-2:] == ["-from", "4"] for a in seen), "a copy that takes them is timed with them")
+
     def test_the_exercises_own_bar_decides_the_students_verdict(self):
         """At 2.6 times the solution against a slow reference at 3: failed at the default bar (2.28),
         passed at the exercise's bar of 0.9 (2.69), as report_data's 1.48-times kernel needs."""

@@ -7,7 +7,7 @@ import subprocess
 import unittest
 from pathlib import Path
 
-from helpers import Scratch, patched
+from helpers import REPO, Scratch, patched
 from suitelib import anchors, catalogue, commands, exercises, running, speed, verify, verifyrun
 from suitelib import SuiteError
 from suitelib.model import programs
@@ -504,6 +504,17 @@ def cublas_csv(args, rate):
     return "kernel,n,median_ms,gflops\n" + "".join(f"cublas_sgemm,{n},1.0,{rate}\n" for n in sizes)
 
 
+class TestPresetFlags(unittest.TestCase):
+    def test_verify_configures_the_dev_tree_with_the_dev_presets_flags(self):
+        """Other flags than the preset's make verify recompile what bless built through it."""
+        from suitelib import verify
+        presets = json.loads((REPO / "CMakePresets.json").read_text())
+        dev = next(p for p in presets["configurePresets"] if p["name"] == "dev")["cacheVariables"]
+        for env in ({}, {"CUDAFLAGS": "-G"}):
+            with patched(verify.os, "environ", env):
+                self.assertEqual(verify.cuda_flags(), dev["CMAKE_CUDA_FLAGS"].replace("$env{CUDAFLAGS}", env.get("CUDAFLAGS", "")))
+
+
 class TestAnchors(Scratch):
     LADDER = "kernel,n,median_ms,gflops\ntiled16,4096,10.0,{a}\nregister2d,4096,2.0,{b}\n"
 
@@ -641,6 +652,58 @@ class TestAnchors(Scratch):
         entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
         self.assertEqual([(e["kernel"], e["n"], e["rounds"]) for e in entries], [("naive", 2048, 3), ("tiled", 2048, 3)])
 
+    def test_a_step_of_one_round_is_set_against_that_rounds_cublas(self):
+        """Steps 1-14 at 4096 run in the first round only: their ratio is that round's own, not the
+        lesson figure over the five rounds' cuBLAS median (which put each outside its own spread)."""
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "gemm_ladder", "day": "final", "teaches": "t",
+             "anchor_runs": [{"args": ["--csv", "-n", "4096"], "pick": "all", "rounds": 5,
+                              "later_args": ["-from", "15"]}]}]}))
+        cublas_rates = iter([10, 20, 20, 20, 20])
+
+        def runner(binary, args):
+            if Path(binary).name == "cublas_sgemm":
+                return {"exit_code": 0, "stdout": cublas_csv(args, next(cublas_rates))}
+            early = "" if "-from" in args else "step1,4096,PASS,5\n"
+            return {"exit_code": 0, "stdout": "kernel,n,verdict,gflops\n" + early + "top,4096,PASS,10\n"}
+        folder = self.fake("gemm_ladder", "true", "bin")
+        self.fake("cublas_sgemm", "true", "bin")
+        entries = anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
+        self.assertEqual([(e["kernel"], e["cublas_gflops"], e["ratio"], e["ratio_min"], e["ratio_max"]) for e in entries],
+                         [("step1", 10.0, 0.5, 0.5, 0.5), ("top", 20.0, 0.5, 0.5, 1.0)])
+
+    def test_a_failed_first_round_is_run_whole_again_before_later_args(self):
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "gemm_ladder", "day": "final", "teaches": "t",
+             "anchor_runs": [{"args": ["--csv", "-n", "4096"], "pick": "all", "rounds": 3,
+                              "later_args": ["-from", "15"]}]}]}))
+        calls, exits = [], iter([1, 0, 0])
+
+        def runner(binary, args):
+            if Path(binary).name == "cublas_sgemm":
+                return {"exit_code": 0, "stdout": cublas_csv(args, 10)}
+            calls.append(list(args))
+            return {"exit_code": next(exits), "stdout": "kernel,n,verdict,gflops\nstep1,4096,PASS,5\n"}
+        folder = self.fake("gemm_ladder", "true", "bin")
+        self.fake("cublas_sgemm", "true", "bin")
+        anchors.measure_anchors(self.root, folder, "h200", lambda s: None, runner)
+        self.assertEqual(calls, [["--csv", "-n", "4096"]] * 2 + [["--csv", "-n", "4096", "-from", "15"]])
+
+    def test_a_cublas_size_with_no_row_is_named_and_the_others_kept(self):
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "report_data", "day": "final", "teaches": "t", "anchor_runs": [{"args": [], "pick": "all"}]}]}))
+        said = []
+
+        def runner(binary, args):
+            if Path(binary).name == "cublas_sgemm":  # n = 1000 failed its check: no row, exit 1
+                return {"exit_code": 1, "stdout": "kernel,n,median_ms,gflops\ncublas_sgemm,2048,1.0,20\n"}
+            return {"exit_code": 0, "stdout": "kernel,n,verdict,gflops\nnaive,1000,PASS,5\nnaive,2048,PASS,5\n"}
+        folder = self.fake("report_data", "true", "bin")
+        self.fake("cublas_sgemm", "true", "bin")
+        entries = anchors.measure_anchors(self.root, folder, "h200", said.append, runner)
+        self.assertEqual([(e["n"], e["ratio"]) for e in entries], [(2048, 0.25)])
+        self.assertTrue(any("exited 1, no rate for n = 1000" in s for s in said), said)
+
     def test_every_size_of_a_run_is_timed_in_one_cublas_process(self):
         """report_data prints eight sizes: one cublas_sgemm process a round times them all, and each
         row is set against the rate of its own size."""
@@ -731,6 +794,13 @@ class TestAnchors(Scratch):
     def test_best_rows(self):
         sweep = "device,m,n,k,threads,tk,co,status,gflops\nX,1024,1024,1024,128,8,1,PASS,5\nX,1024,1024,1024,256,8,1,PASS,9\n"
         self.assertEqual(anchors.gemm_rows("sweep", sweep, "best"), [("point 256/8/1", 1024, 9.0)])
+
+    def test_check_refuses_a_malformed_anchor_run_without_a_gpu(self):
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "gemm_ladder", "day": "final", "teaches": "t",
+             "anchor_runs": [{"args": ["--csv"], "later_args": "-from 15"}]}]}))
+        self.assertEqual(len(anchors.anchor_problems(self.root, {"anchors": []}, "r")), 1)
+        self.assertIn("later_args must be a list of strings", anchors.anchor_problems(self.root, {}, "r")[0])
 
     def test_top_step_ratio_is_checked(self):
         (self.root / "anchors").mkdir()
