@@ -161,6 +161,18 @@ def patched(obj, name, value):
         setattr(obj, name, saved)
 
 
+def recording_compile(compiled, script):
+    """A stand-in for catalogue._compile: records each argv in compiled and 'builds' a shell script
+    (its body: script) named demo in the build folder."""
+    def fake_compile(prog, text, argv, folder):
+        compiled.append(list(argv))
+        path = Path(folder) / "demo"
+        path.write_text("#!/bin/sh\n" + script + "\n")
+        path.chmod(0o755)
+        return path, None
+    return fake_compile
+
+
 def no_gpu():
     """Pretend this machine has no GPU (tests must not depend on the machine they run on).
 

@@ -5,7 +5,7 @@ import re
 import unittest
 from pathlib import Path
 
-from helpers import Scratch, needs_nvcc, patched
+from helpers import Scratch, needs_nvcc, patched, recording_compile
 from suitelib import SuiteError, catalogue, exercises, sanitize
 from suitelib.model import resolve_source
 
@@ -366,14 +366,7 @@ class TestAttemptMachineCode(CatalogueScratch):
         self.assertTrue(mutants)
         self.assertTrue(all(args[-1] == "sm_90" for args in mutants))
         compiled = []
-
-        def fake_compile(prog, text, argv, folder):
-            compiled.append(list(argv))
-            path = Path(folder) / "demo"
-            path.write_text("#!/bin/sh\nexit 1\n")
-            path.chmod(0o755)
-            return path, None
-        with tempfile.TemporaryDirectory() as tmp, patched(catalogue, "_compile", fake_compile):
+        with tempfile.TemporaryDirectory() as tmp, patched(catalogue, "_compile", recording_compile(compiled, "exit 1")):
             builds.BUILD_CACHE = builds.BuildCache(Path(tmp) / "builds")
             try:
                 for key, fn, args in verifyrun.compile_jobs(self.root, progs, cats, [], tmp, "sm_90"):

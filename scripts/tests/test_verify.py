@@ -7,7 +7,7 @@ import subprocess
 import unittest
 from pathlib import Path
 
-from helpers import REPO, Scratch, patched
+from helpers import REPO, Scratch, patched, recording_compile
 from suitelib import anchors, catalogue, commands, exercises, running, speed, verify, verifyrun
 from suitelib import SuiteError
 from suitelib.model import programs
@@ -1186,14 +1186,7 @@ class TestBackgroundBuilds(Scratch):
         from suitelib import builds, catalogue, sanitize
         progs, cats = programs(self.root), catalogue.load(self.root)
         compiled = []
-
-        def fake_compile(prog, text, argv, folder):
-            compiled.append(list(argv))
-            path = Path(folder) / "demo"
-            path.write_text("#!/bin/sh\necho 'answer 42'\n")
-            path.chmod(0o755)
-            return path, None
-        with tempfile.TemporaryDirectory() as tmp, patched(catalogue, "_compile", fake_compile), \
+        with tempfile.TemporaryDirectory() as tmp, patched(catalogue, "_compile", recording_compile(compiled, "echo 'answer 42'")), \
                 patched(sanitize, "available", lambda: False):
             builds.BUILD_CACHE = builds.BuildCache(Path(tmp) / "builds")
             try:
