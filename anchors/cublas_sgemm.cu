@@ -20,9 +20,9 @@
 //   then the lessons' timer (common block timer): 3 warm-ups, then -iters
 //   launches (default 20) queued back to back, each between two events; the
 //   median is reported, and C must still hold the checked bits.
-// Exit status: 0 ok, 1 CUDA/cuBLAS error or a failed check (a size that fails prints no row; the
-// sizes after it are still timed), 2 bad command line,
-// 77 no usable CUDA device.
+// Exit status: 0 ok, 1 CUDA/cuBLAS error or a failed check (a size that fails its check prints no
+// row and the sizes after it are still timed; a CUDA or cuBLAS error exits at once), 2 bad command
+// line, 77 no usable CUDA device.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

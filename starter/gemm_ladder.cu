@@ -675,13 +675,14 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
 // of the stage after next go into the slot of the stage before, so they have 8 k of FMAs (this k's
 // and the next stage's first 7) to land in. Step 15 is one design, not one change: the ring
 // replaces steps 10-14's panel pairs whole (tuning notes 18-20 measure its parts). The loop runs
-// whole rounds of three stages as straight-line code, every slot a constant. Edge tiles take an
-// instance of their own, one loop with the slot computed, whose copies outside A or B read nothing
-// and write zeros; where every tile lies inside C, the kernel holds no edge instance at all
-// (launched by size). Step 16 gives each thread 8 x 16 outputs (a 128 x 256 block tile) where C has
-// at least kWideTiles of those tiles; elsewhere it runs step 15. Each output is still one fmaf
-// chain in ascending k, split as step 13 splits it, so the sums are step 14's. Built for an older
-// GPU (the Build: line's sm_75), a copy is a load into a register and a store.
+// whole rounds of three stages as straight-line code, every slot a constant. Edge tiles (and every
+// tile where N % 4 != 0) take an instance of their own, one loop with the slot computed, whose
+// copies outside A or B read nothing and write zeros; where every tile lies inside C, the kernel
+// holds no edge instance at all (launched by size). Step 16 gives each thread 8 x 16 outputs (a 128
+// x 256 block tile) where C has at least kWideTiles of those tiles; elsewhere it runs step 15. Each
+// output is still one fmaf chain in ascending k, split as step 13 splits it, so the sums are step
+// 14's. Built for an older GPU (the Build: line's sm_75), a copy is a load into a register and a
+// store.
 constexpr int kRingBK = 8;      // k per stage
 constexpr int kRingSlots = 3;   // stages in shared memory at once
 constexpr int kWideTiles = 256; // step 16's 8 x 16 micro-tile from this many 128 x 256 tiles of C

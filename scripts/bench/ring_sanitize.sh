@@ -2,7 +2,8 @@
 # compute-sanitizer on the steps 15-16 instances that the lesson's one Sanitize: line does not
 # launch (it launches the edge instance with 16-byte B copies and a split K): the 8 x 16 wide
 # tile inside C and at edges, step 15's instance without an edge path, and the one for
-# N % 4 != 0. Each run is `-from 15` (only steps 15-16), one launch a step. Usage:
+# N % 4 != 0. Each run is `-from 15` (only steps 15-16): the checked launch and one timed launch
+# a step, no warm-ups. Usage:
 #   scripts/bench/ring_sanitize.sh BINARY [OUT_FILE]   (BINARY: a build of lessons/gemm_ladder.cu)
 # Prints each run's tool, arguments, instance lines and the sanitizer's summary line.
 set -u
