@@ -504,8 +504,10 @@ TEST(GemmLadderRing, TheWideMapCoversItsTileOnceAndMatchesStep9sAtEightColumns) 
   }
 }
 
-// Steps 15-16's A copies (ringACopy, the kernel's own map): the 32 lanes of a warp write 32
-// different banks in each copy instruction, and the block's copies fill the 8 x 128 panel once.
+// Steps 15-16's A copies (ringACopy, the kernel's own map of where each copy lands): the 32 lanes
+// of a warp write 32 different banks in each copy instruction, and the block's copies fill the
+// 8 x 128 panel once. That each copy reads the A element of its place is the recorded runs' check
+// (the kernel computes the source from tid itself).
 TEST(GemmLadderRing, AWarpsACopiesFallOnThirtyTwoBanksAndFillThePanelOnce) {
   std::set<int> filled;
   for (int warp = 0; warp < kThreads / 32; ++warp)

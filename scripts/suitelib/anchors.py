@@ -27,7 +27,9 @@ def lesson_runs(root):
     runs = [(c.name, a["args"], a.get("pick", "all"), a.get("rounds", ROUNDS), a.get("later_args", []))
             for c in course(root) for a in c.anchor_runs]
     for lesson, args, pick, rounds, later in runs:
-        where = f"scripts/course.json: {lesson}'s anchor run {' '.join(args) or '(no arguments)'}"
+        where = f"scripts/course.json: {lesson}'s anchor run {' '.join(map(str, args)) or '(no arguments)'}"
+        if not isinstance(args, list) or not all(isinstance(x, str) for x in args):
+            raise SuiteError(f"{where}: args must be a list of strings, got {args!r}")
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
             raise SuiteError(f"{where}: rounds must be a whole number of at least 1, got {rounds!r}")
         if pick not in ("all", "best", "best-per-kernel"):

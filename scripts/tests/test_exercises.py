@@ -505,6 +505,14 @@ class TestSpeedCheck(ExerciseScratch):
             speed.speed_check(self.root, "demo", text, catalogue.load(self.root)["demo"].speed, runner)
         self.assertTrue(seen and all(a[-2:] == ["-from", "4"] for a in seen), "a copy that takes them is timed with them")
 
+        def failing(path, args):  # exit 1 (a gate) is a failed run, not an older copy: no fallback
+            if "-from" in args and "student" in str(path):
+                return {"exit_code": 1, "stdout": "", "stderr": "GATE: step 4"}
+            return runner(path, args)
+        with patched(catalogue, "build_in_scratch", build), self.assertRaises(SuiteError) as caught:
+            speed.speed_check(self.root, "demo", text, catalogue.load(self.root)["demo"].speed, failing)
+        self.assertIn("-from 4", str(caught.exception))
+
     def test_the_exercises_own_bar_decides_the_students_verdict(self):
         """At 2.6 times the solution against a slow reference at 3: failed at the default bar (2.28),
         passed at the exercise's bar of 0.9 (2.69), as report_data's 1.48-times kernel needs."""

@@ -783,7 +783,8 @@ class TestAnchors(Scratch):
                           ({"args": [], "later_args": "-from 15"}, "later_args must be a list of strings"),
                           ({"args": [], "later_args": [15]}, "later_args must be a list of strings"),
                           ({"args": [], "pick": "best", "later_args": ["-from", "15"]}, "later_args needs pick all"),
-                          ({"args": [], "later_args": ["-iters", "2"]}, "later_args may not give -iters")):
+                          ({"args": [], "later_args": ["-iters", "2"]}, "later_args may not give -iters"),
+                          ({"args": ["--csv", "-n", 4096]}, "args must be a list of strings")):
             with self.subTest(run=run):
                 (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
                     {"name": "gemm_ladder", "day": "final", "teaches": "t", "anchor_runs": [run]}]}))
@@ -897,6 +898,35 @@ class TestVerifyCommand(Scratch):
         self.assertIn("3 passed, 0 failed, 1 skipped, kept from an earlier verify (this one ran with --no-ctest).",
                       (self.root / "expected/h200/verify.md").read_text())
         self.assertCheckPasses("verify-record")
+
+    def test_mutate_builds_each_mutant_with_the_gpus_code_as_verify_does(self):
+        from helpers import patched
+        from suitelib import catalogue
+        facts = running.GpuFacts("NVIDIA H200", "h200", "13.0")
+        seen = []
+
+        def fake_parallel(fn, jobs):
+            seen.extend(jobs)
+            return [{"name": job[2].name, "description": "", "killed": True, "outcome": "exit 1"} for job in jobs]
+        with patched(commands, "require_gpu", lambda what: facts), patched(catalogue, "native_arch", lambda: "sm_90"), \
+                patched(catalogue, "run_parallel", fake_parallel):
+            self.main("mutate", "demo", writes=True)
+        self.assertTrue(seen)
+        self.assertTrue(all(job[-1] == "sm_90" for job in seen), seen)
+
+    def test_a_malformed_anchor_run_stops_verify_before_it_builds(self):
+        """A bad later_args in course.json is one line at verify's start, not after the build and the
+        budget phase (where the anchors phase would first read it)."""
+        from helpers import patched
+        (self.root / "scripts/course.json").write_text(json.dumps({"lessons": [
+            {"name": "demo", "day": "final", "teaches": "t",
+             "anchor_runs": [{"args": ["--csv"], "later_args": "-from 15"}]}]}))
+        built = []
+        with patched(verifyrun, "build_native", lambda *a: built.append(a)):
+            status, out, err = self.fake_verify()
+        self.assertNotEqual(status, 0)
+        self.assertIn("later_args must be a list of strings", out + err)
+        self.assertEqual(built, [], "nothing built before the course file was read")
 
     def test_the_anchors_phase_gets_its_runner_and_the_kept_entries(self):
         """measure_anchors' runner is a program runner, and a partial run's kept entries go by keyword
