@@ -89,11 +89,11 @@ def same_iters(args):
 
 
 def interleave(root, bin_dir, anchor, progress, runner=run_binary):
-    """{(lesson, kernel, n, iters): [gflops...]}, {(n, iters): [cublas gflops...]} and {(lesson,
-    kernel, n, iters): [the round's gflops / the cuBLAS rate measured right after it...]} over the
-    interleaved rounds (iters: the run's -iters words, so a lesson figure is only ever set against
-    cuBLAS timed with as many launches)."""
-    lesson_g, cublas_g, round_ratios, best_runs, rank, widest, row_cublas = {}, {}, {}, {}, {}, {}, {}
+    """{(lesson, kernel, n, iters): [gflops...]}, and for the same keys [the round's gflops / the
+    cuBLAS rate measured right after it...] and [that cuBLAS rate...], over the interleaved rounds
+    (iters: the run's -iters words, so a lesson figure is only ever set against cuBLAS timed with
+    as many launches)."""
+    lesson_g, round_ratios, best_runs, rank, widest, row_cublas = {}, {}, {}, {}, {}, {}
     full_done = set()  # runs whose first round without later_args has succeeded
     runs = lesson_runs(root)
     for round_no in range(max([ROUNDS] + [r for _, _, _, r, _ in runs])):
@@ -141,11 +141,10 @@ def interleave(root, bin_dir, anchor, progress, runner=run_binary):
             for n in sizes:
                 got = rates.get(n)
                 if got:
-                    cublas_g.setdefault((n, iters), []).append(got)
                     for kernel, _, g in (r for r in rows if r[1] == n):
                         round_ratios.setdefault((lesson, kernel, n, iters), []).append(g / got)
                         row_cublas.setdefault((lesson, kernel, n, iters), []).append(got)
-    return in_row_order(best_of_rounds(lesson_g, best_runs), rank), cublas_g, round_ratios, row_cublas
+    return in_row_order(best_of_rounds(lesson_g, best_runs), rank), round_ratios, row_cublas
 
 
 def best_of_rounds(lesson_g, best_runs):
@@ -174,25 +173,21 @@ def in_row_order(lesson_g, rank):
     return {key: lesson_g[key] for keys in groups.values() for key in sorted(keys, key=lambda k: rank.get(k, 0))}
 
 
-def anchor_entries(lesson_g, cublas_g, round_ratios=None, row_cublas=None):
-    """One entry a (lesson, kernel, n, iters): the medians' ratio, and where the rounds' own ratios
-    are known, how many rounds and their least and greatest ratio (the spread). The cuBLAS median is
-    of the rates measured right after the row's own rounds (row_cublas; every cuBLAS rate at its
-    size where that is not known): a step timed in one round only is set against that round's cuBLAS,
-    so its ratio is its round's ratio."""
+def anchor_entries(lesson_g, round_ratios, row_cublas):
+    """One entry a (lesson, kernel, n, iters) that has a cuBLAS rate: the medians' ratio, the rounds
+    and their least and greatest ratio (the spread). The cuBLAS median is of the rates measured
+    right after the row's own rounds (row_cublas): a step timed in one round only is set against
+    that round's cuBLAS, so its ratio is its round's ratio."""
     entries = []
     for key, values in lesson_g.items():
         lesson, kernel, n, iters = key
-        own = (row_cublas or {}).get(key) or cublas_g.get((n, iters))
+        own = row_cublas.get(key)
         if not own:
             continue
-        g, c = statistics.median(values), statistics.median(own)
-        entry = {"lesson": lesson, "kernel": kernel, "n": n, "gflops": round(g, 1),
-                 "cublas_gflops": round(c, 1), "ratio": round(g / c, 3) if c else None}
-        ratios = (round_ratios or {}).get(key)
-        if ratios:
-            entry.update(rounds=len(ratios), ratio_min=round(min(ratios), 3), ratio_max=round(max(ratios), 3))
-        entries.append(entry)
+        g, c, ratios = statistics.median(values), statistics.median(own), round_ratios[key]
+        entries.append({"lesson": lesson, "kernel": kernel, "n": n, "gflops": round(g, 1),
+                        "cublas_gflops": round(c, 1), "ratio": round(g / c, 3), "rounds": len(ratios),
+                        "ratio_min": round(min(ratios), 3), "ratio_max": round(max(ratios), 3)})
     return entries
 
 
