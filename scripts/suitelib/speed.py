@@ -158,8 +158,12 @@ def speed_run(root, name, speed):
     return find_lesson_run(root, name, speed.args)
 
 
+def timed_args(run, speed):
+    """The arguments the speed check times: the run's, with the rule's time_args after them."""
+    return run.args + speed.time_args
+
+
 def timed_command(run, speed):
-    """The command line the speed check times: the run's, with the rule's time_args after it."""
     return " ".join([run.command()] + [shlex.quote(a) for a in speed.time_args])
 
 
@@ -200,7 +204,7 @@ def speed_check(root, name, student_text, speed, run_fn=None):
     with tempfile.TemporaryDirectory(prefix="suite-speed-") as tmp:
         bins = build_all(lesson(root, name), {"your program": student_text, "solution": solution,
                                               "slow reference": slow}, tmp, sass)
-        args = run.args + speed.time_args
+        args = timed_args(run, speed)
         if speed.time_args and (run_fn or running.run_binary)(bins["your program"], args)["exit_code"] == EXIT_USAGE:
             # A copy made before the lesson had these options: time all three at the run itself.
             args = list(run.args)
@@ -249,7 +253,7 @@ def speed_phase(root, cats, names, progress=print, run_fn=None, built=None):
                     raise SuiteError(bins)
                 progress(f"speed {name}/{speed.region}: timing {len(bins)} programs, {speed.rounds} rounds")
                 dropped = {}
-                figures = time_rounds(list(bins.items()), run.args + speed.time_args, speed, run_fn, dropped)
+                figures = time_rounds(list(bins.items()), timed_args(run, speed), speed, run_fn, dropped)
         except SuiteError as exc:
             entry.update(error=str(exc), attempts=[{"name": a.name, "kind": a.kind, "outcome": "not timed"}
                                                    for a in timed_attempts])
